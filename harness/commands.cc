@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "harness/commands.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "harness/base/file_util.h"
+#include "harness/base/sha256.h"
+#include "harness/base/status_macros.h"
+#include "kernels/backend.h"
+#include "model/llama_model.h"
+#include "model/tools/llama2c_converter.h"
+
+#ifndef FOCAL_ASSET_DIR
+#define FOCAL_ASSET_DIR "."
+#endif
+
+namespace focal::harness {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<kernels::Backend> backend;
+  std::unique_ptr<model::LlamaModel> model;
+};
+
+absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer) {
+  Loaded l;
+  FOCAL_ASSIGN_OR_RETURN(l.backend, kernels::CreateBackend(flags.device, flags.threads));
+  model::LoadOptions opts;
+  opts.focal_temperature = flags.focal_temperature;
+  opts.require_tokenizer = require_tokenizer;
+  const std::string dir = flags.model_dir.empty() ? DefaultModelDir() : flags.model_dir;
+  FOCAL_ASSIGN_OR_RETURN(l.model, model::LlamaModel::Load(dir, *l.backend, opts));
+  return l;
+}
+
+const char* RopeName(const model::RopeScaling& r) {
+  switch (r.type) {
+    case model::RopeScaling::Type::kNone: return "none";
+    case model::RopeScaling::Type::kLinear: return "linear";
+    case model::RopeScaling::Type::kLlama3: return "llama3";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string DefaultModelDir() {
+  const char* env = std::getenv("FOCAL_ASSET_DIR");
+  std::string root = env != nullptr && *env ? env : FOCAL_ASSET_DIR;
+  return absl::StrCat(root, "/model/assets/stories260K");
+}
+
+absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
+  FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/false));
+  const model::ModelConfig& c = l.model->config();
+  const model::LlamaWeights& w = l.model->weights();
+  out << "model:        " << l.model->dir() << "\n"
+      << "architecture: " << c.architecture << "\n"
+      << "attention:    " << c.Variant() << "\n"
+      << "parameters:   " << w.num_parameters << "\n"
+      << "dtype:        " << w.dtype << " (config torch_dtype " << c.torch_dtype << ")\n"
+      << "layers:       " << c.num_layers << "\n"
+      << "hidden:       " << c.hidden_size << " (ffn " << c.intermediate_size << ")\n"
+      << "heads:        " << c.num_heads << " query, " << c.num_kv_heads << " kv, head_dim "
+      << c.head_dim << "\n"
+      << "vocab:        " << c.vocab_size << (c.tie_word_embeddings ? " (tied embeddings)" : "")
+      << "\n"
+      << "max_position: " << c.max_position_embeddings << "\n"
+      << "rope:         theta " << c.rope_theta << ", scaling " << RopeName(c.rope_scaling);
+  if (c.rope_scaling.type != model::RopeScaling::Type::kNone) {
+    out << " (factor " << c.rope_scaling.factor << ")";
+  }
+  out << "\n"
+      << "rms_norm_eps: " << c.rms_norm_eps << "\n";
+  if (const model::Tokenizer* t = l.model->tokenizer()) {
+    out << "tokenizer:    sentencepiece, " << t->vocab_size() << " pieces, bos " << t->bos_id()
+        << ", eos " << t->eos_id() << "\n";
+  } else {
+    out << "tokenizer:    none (no tokenizer.model)\n";
+  }
+  out << "backend:      " << l.backend->name() << "\n";
+  out << "files (sha256):\n";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(l.model->dir())) {
+    if (e.is_regular_file()) files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    FOCAL_ASSIGN_OR_RETURN(MappedFile mf, MappedFile::Open(absl::StrCat(l.model->dir(), "/", f)));
+    Sha256 h;
+    h.Update(mf.data(), mf.size());
+    out << "  " << h.HexDigest() << "  " << f << "\n";
+  }
+  FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(l.model->store()));
+  out << "weights_sha256: " << weights_sha << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
+                         int64_t max_new_tokens, std::ostream& out) {
+  if (max_new_tokens < 0) return absl::InvalidArgumentError("--max-new-tokens must be >= 0");
+  FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/true));
+  const model::Tokenizer& tok = *l.model->tokenizer();
+  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(prompt, /*add_bos=*/true));
+  const std::vector<int64_t> stop = l.model->StopIds();
+  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> gen,
+                         l.model->transformer().Generate(ids, max_new_tokens, stop));
+  std::vector<int32_t> all = ids;
+  all.insert(all.end(), gen.begin(), gen.end());
+  FOCAL_ASSIGN_OR_RETURN(std::string text, tok.Decode(all));
+  out << text << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add_bos,
+                      std::ostream& out) {
+  FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/true));
+  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, l.model->tokenizer()->Encode(text, add_bos));
+  if (ids.size() < 2) {
+    return absl::InvalidArgumentError(
+        "--text gives fewer than 2 tokens: nothing to score (every token after the first)");
+  }
+  model::Transformer& tf = l.model->transformer();
+  FOCAL_ASSIGN_OR_RETURN(model::KvCache cache, tf.NewCache(static_cast<int64_t>(ids.size())));
+  std::vector<int64_t> rows;
+  std::vector<int32_t> targets;
+  for (size_t i = 1; i < ids.size(); ++i) {
+    rows.push_back(static_cast<int64_t>(i) - 1);
+    targets.push_back(ids[i]);
+  }
+  model::SeqInput in{&cache, ids, rows, targets};
+  std::vector<std::vector<model::TokenScore>> scores;
+  FOCAL_RETURN_IF_ERROR(tf.Forward(absl::MakeConstSpan(&in, 1), scores));
+  for (size_t i = 0; i < targets.size(); ++i) {
+    out << absl::StrFormat("{\"position\": %d, \"token_id\": %d, \"logprob\": %.9g}\n", i + 1,
+                           targets[i], scores[0][i].logprob);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunConvertLlama2c(const std::string& model_bin, const std::string& tokenizer,
+                               const std::string& out_dir, std::ostream& out) {
+  FOCAL_RETURN_IF_ERROR(model::ConvertLlama2c(model_bin, tokenizer, out_dir));
+  out << "wrote " << out_dir << " (config.json, model.safetensors, tokenizer.model)\n";
+  return absl::OkStatus();
+}
+
+}  // namespace focal::harness

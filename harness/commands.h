@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// The focal-eval subcommands. Each returns a Status; main() prints errors and
+// maps them to the exit code.
+#ifndef FOCAL_HARNESS_COMMANDS_H_
+#define FOCAL_HARNESS_COMMANDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace focal::harness {
+
+struct ModelFlags {
+  std::string model_dir;                    // empty: the embedded default model
+  std::optional<double> focal_temperature;  // --focal-temperature
+  std::string device = "auto";
+  int threads = 0;
+};
+
+// The bundled stories260K directory (FOCAL_ASSET_DIR env var, else the
+// source tree the binary was built from).
+std::string DefaultModelDir();
+
+absl::Status RunInspect(const ModelFlags& flags, std::ostream& out);
+absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
+                         int64_t max_new_tokens, std::ostream& out);
+absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add_bos,
+                      std::ostream& out);
+absl::Status RunConvertLlama2c(const std::string& model_bin, const std::string& tokenizer,
+                               const std::string& out_dir, std::ostream& out);
+
+}  // namespace focal::harness
+
+#endif  // FOCAL_HARNESS_COMMANDS_H_

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// The seam between the shared forward pass (model/transformer.cc) and a
+// device. One virtual method per coarse op; the CPU backend is the reference
+// every other backend is tested against.
+//
+// Shape letters: T tokens of the packed batch, C model dim, H query heads,
+// Hkv kv heads, D head dim, F ffn dim, V vocab, R scored rows. Tensors are
+// row-major. Small index arrays (tokens, positions, scales) are host spans;
+// a device backend copies them. Shape mismatches are bugs (FOCAL_CHECK); device
+// faults are sticky and reported by Sync().
+#ifndef FOCAL_KERNELS_BACKEND_H_
+#define FOCAL_KERNELS_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "kernels/tensor.h"
+
+namespace focal::kernels {
+
+// One sequence of a packed attention call. Its queries are rows
+// [row_begin, row_begin + rows) of q/out; the cache rows [0, past + rows) hold
+// its keys and values (the new ones already stored), so query row i sits at
+// absolute position past + i and attends to cache rows [0, past + i].
+struct AttentionSeq {
+  int64_t row_begin = 0;
+  int64_t rows = 0;
+  int64_t past = 0;
+  Tensor k_cache;  // (capacity, Hkv*D)
+  Tensor v_cache;  // (capacity, Hkv*D)
+};
+
+struct AttentionArgs {
+  Tensor q;                            // (T, H*D), RoPE applied
+  absl::Span<const AttentionSeq> seqs;
+  // Softmax scale per query row (T): 1/sqrt(D) for base, 1/(t*sqrt(D)) for
+  // constant focal, 1/tau for learned focal. Focal attention is a parameter,
+  // not a second kernel.
+  absl::Span<const float> scale;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  Tensor out;                          // (T, H*D)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda:0"
+
+  virtual absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) = 0;
+  // Makes a weight usable by this backend's ops from host memory of dtype
+  // `src` (F32, F16 or BF16). May keep a view of `host` (which must then
+  // outlive the result) or convert into new memory.
+  virtual absl::StatusOr<Buffer> UploadWeight(const void* host, DType src, int64_t rows,
+                                              int64_t cols) = 0;
+  virtual void CopyFromHost(const void* src, Tensor dst) = 0;
+  virtual void CopyToHost(Tensor src, void* dst) = 0;
+  // dst rows [dst_row, dst_row + n) = src rows [src_row, src_row + n).
+  virtual void CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row,
+                        int64_t n) = 0;
+
+  // out(T,C) = table[tokens[t], :].                 table: (V,C)
+  virtual void Embed(Tensor table, absl::Span<const int32_t> tokens, Tensor out) = 0;
+  // out = x * rsqrt(mean(x^2) + eps) * w, per row.  x,out: (T,C)  w: (1,C)
+  virtual void RmsNorm(Tensor x, Tensor w, float eps, Tensor out) = 0;
+  // out(T,N) = x(T,K) . w(N,K)^T (nn.Linear layout). Each output row must
+  // depend only on its input row (batch invariance).
+  virtual void MatMul(Tensor x, Tensor w, Tensor out) = 0;
+  // HF rotate_half RoPE in place on x (T, heads*D) at positions[t];
+  // inv_freq has D/2 entries.
+  virtual void Rope(Tensor x, int num_heads, int head_dim, absl::Span<const int64_t> positions,
+                    absl::Span<const float> inv_freq) = 0;
+  // Causal GQA attention with a per-row softmax scale; see AttentionArgs.
+  virtual void Attention(const AttentionArgs& args) = 0;
+  // out = silu(gate) * up.                          all (T,F)
+  virtual void SwiGlu(Tensor gate, Tensor up, Tensor out) = 0;
+  // inout += x.
+  virtual void Add(Tensor x, Tensor inout) = 0;
+  // out[t] = x[t,:] . w + bias, written to host.    x: (T,C)  w: (1,C)
+  virtual void RowDot(Tensor x, Tensor w, float bias, absl::Span<float> out) = 0;
+  // out(R,C) = x[rows[r], :].
+  virtual void GatherRows(Tensor x, absl::Span<const int64_t> rows, Tensor out) = 0;
+  // For each row r of logits (R,V): logprob[r] = log_softmax(row)[targets[r]]
+  // and argmax[r] = first index of the row's maximum; written to host.
+  virtual void LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targets,
+                                absl::Span<double> logprob, absl::Span<int32_t> argmax) = 0;
+
+  // Waits for queued work; returns the first device error since the last Sync().
+  virtual absl::Status Sync() = 0;
+};
+
+// "cpu" (threads <= 0: all cores) or, when built with CUDA, "cuda[:N]";
+// "auto" picks CUDA when a device is present.
+absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
+                                                       int num_threads = 0);
+
+}  // namespace focal::kernels
+
+#endif  // FOCAL_KERNELS_BACKEND_H_

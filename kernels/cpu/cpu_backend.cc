@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernels/cpu/cpu_backend.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "harness/base/check.h"
+#include "kernels/dtype.h"
+
+namespace focal::kernels {
+namespace {
+
+float* F(Tensor t) {
+  FOCAL_CHECK(t.dtype == DType::kF32);
+  return t.as<float>();
+}
+
+void FreeAligned(void* p) { std::free(p); }
+
+}  // namespace
+
+CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {
+  openblas_set_num_threads(pool_.num_threads());
+}
+
+void CpuBackend::ParallelRange(int64_t n, int64_t grain,
+                               const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  int64_t chunks = std::min<int64_t>(pool_.num_threads() * 4, (n + grain - 1) / grain);
+  chunks = std::max<int64_t>(chunks, 1);
+  int64_t step = (n + chunks - 1) / chunks;
+  pool_.ParallelFor(chunks, [&](int64_t c) {
+    int64_t b = c * step, e = std::min(n, b + step);
+    if (b < e) fn(b, e);
+  });
+}
+
+absl::StatusOr<Buffer> CpuBackend::Allocate(DType dtype, int64_t rows, int64_t cols) {
+  FOCAL_CHECK(rows >= 0 && cols >= 0);
+  size_t bytes = static_cast<size_t>(rows * cols) * DTypeSize(dtype);
+  size_t padded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, padded);
+  if (p == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", bytes, " bytes of host memory for a (", rows, ", ",
+                     cols, ") tensor"));
+  }
+  std::memset(p, 0, padded);
+  return Buffer(Tensor{p, dtype, rows, cols}, FreeAligned);
+}
+
+absl::StatusOr<Buffer> CpuBackend::UploadWeight(const void* host, DType src, int64_t rows,
+                                                int64_t cols) {
+  // F32 weights in the memory map are used in place (no copy) when aligned.
+  if (src == DType::kF32 && reinterpret_cast<uintptr_t>(host) % alignof(float) == 0) {
+    return Buffer(Tensor{const_cast<void*>(host), DType::kF32, rows, cols}, nullptr);
+  }
+  auto buf = Allocate(DType::kF32, rows, cols);
+  if (!buf.ok()) return buf.status();
+  float* dst = buf->tensor().as<float>();
+  int64_t n = rows * cols;
+  const uint8_t* s = static_cast<const uint8_t*>(host);
+  ParallelRange(n, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      if (src == DType::kF32) {
+        std::memcpy(&dst[i], s + 4 * i, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = src == DType::kBF16 ? Bf16ToF32(h) : F16ToF32(h);
+      }
+    }
+  });
+  return buf;
+}
+
+void CpuBackend::CopyFromHost(const void* src, Tensor dst) {
+  std::memcpy(dst.data, src, dst.bytes());
+}
+
+void CpuBackend::CopyToHost(Tensor src, void* dst) { std::memcpy(dst, src.data, src.bytes()); }
+
+void CpuBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row,
+                          int64_t n) {
+  FOCAL_CHECK(src.cols == dst.cols && src.dtype == dst.dtype);
+  FOCAL_CHECK(src_row + n <= src.rows && dst_row + n <= dst.rows);
+  if (n == 0) return;
+  std::memmove(dst.Rows(dst_row, n).data, src.Rows(src_row, n).data, dst.Rows(0, n).bytes());
+}
+
+void CpuBackend::Embed(Tensor table, absl::Span<const int32_t> tokens, Tensor out) {
+  FOCAL_CHECK(out.rows == static_cast<int64_t>(tokens.size()) && out.cols == table.cols);
+  const float* t = F(table);
+  float* o = F(out);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    FOCAL_CHECK(tokens[i] >= 0 && tokens[i] < table.rows);
+    std::memcpy(o + i * out.cols, t + tokens[i] * table.cols, out.cols * sizeof(float));
+  }
+}
+
+void CpuBackend::RmsNorm(Tensor x, Tensor w, float eps, Tensor out) {
+  FOCAL_CHECK(x.rows == out.rows && x.cols == out.cols && w.numel() == x.cols);
+  const int64_t c = x.cols;
+  const float* xs = F(x);
+  const float* ws = F(w);
+  float* os = F(out);
+  ParallelRange(x.rows, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* xr = xs + r * c;
+      float* orow = os + r * c;
+      // Sum of squares in double: the mean is then exact to fp32 rounding.
+      double ss = 0;
+      for (int64_t i = 0; i < c; ++i) ss += double{xr[i]} * xr[i];
+      float inv = static_cast<float>(1.0 / std::sqrt(ss / c + double{eps}));
+      // HF order: (x * rsqrt(var + eps)) rounded to fp32, then times w.
+      for (int64_t i = 0; i < c; ++i) orow[i] = ws[i] * (xr[i] * inv);
+    }
+  });
+}
+
+void CpuBackend::MatMul(Tensor x, Tensor w, Tensor out) {
+  FOCAL_CHECK(x.cols == w.cols && out.rows == x.rows && out.cols == w.rows);
+  const int64_t k = x.cols, n = w.rows;
+  const float* xs = F(x);
+  const float* ws = F(w);
+  float* os = F(out);
+  constexpr int64_t m = kMatMulRows;
+  for (int64_t r = 0; r < x.rows; r += m) {
+    int64_t rows = std::min(m, x.rows - r);
+    if (rows == m) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, xs + r * k, k, ws, k,
+                  0.0f, os + r * n, n);
+      continue;
+    }
+    // Last partial block: pad to the fixed row count (see kMatMulRows).
+    pad_in_.assign(m * k, 0.0f);
+    pad_out_.resize(m * n);
+    std::memcpy(pad_in_.data(), xs + r * k, rows * k * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, pad_in_.data(), k, ws,
+                k, 0.0f, pad_out_.data(), n);
+    std::memcpy(os + r * n, pad_out_.data(), rows * n * sizeof(float));
+  }
+}
+
+void CpuBackend::Rope(Tensor x, int num_heads, int head_dim,
+                      absl::Span<const int64_t> positions, absl::Span<const float> inv_freq) {
+  FOCAL_CHECK(x.cols == int64_t{num_heads} * head_dim && head_dim % 2 == 0);
+  FOCAL_CHECK(static_cast<int64_t>(positions.size()) == x.rows);
+  FOCAL_CHECK(static_cast<int>(inv_freq.size()) == head_dim / 2);
+  const int half = head_dim / 2;
+  float* xs = F(x);
+  ParallelRange(x.rows, 8, [&](int64_t b, int64_t e) {
+    std::vector<float> cs(half), sn(half);
+    for (int64_t t = b; t < e; ++t) {
+      for (int i = 0; i < half; ++i) {
+        // As HF: the angle is an fp32 product (position * inv_freq), and
+        // cos/sin are taken of that fp32 value. At 128K positions the fp32
+        // angle differs from the exact one; matching HF matters more here.
+        float angle = static_cast<float>(positions[t]) * inv_freq[i];
+        cs[i] = static_cast<float>(std::cos(double{angle}));
+        sn[i] = static_cast<float>(std::sin(double{angle}));
+      }
+      float* row = xs + t * x.cols;
+      for (int h = 0; h < num_heads; ++h) {
+        float* v = row + h * head_dim;
+        for (int i = 0; i < half; ++i) {
+          float a = v[i], bb = v[i + half];
+          v[i] = a * cs[i] - bb * sn[i];
+          v[i + half] = bb * cs[i] + a * sn[i];
+        }
+      }
+    }
+  });
+}
+
+void CpuBackend::Attention(const AttentionArgs& a) {
+  const int H = a.num_heads, Hkv = a.num_kv_heads, D = a.head_dim;
+  FOCAL_CHECK(H % Hkv == 0 && a.q.cols == int64_t{H} * D && a.out.cols == a.q.cols);
+  FOCAL_CHECK(static_cast<int64_t>(a.scale.size()) == a.q.rows);
+  const int group = H / Hkv;
+  const int64_t qld = int64_t{H} * D, kvld = int64_t{Hkv} * D;
+  const float* q = F(a.q);
+  float* out = F(a.out);
+  for (const AttentionSeq& s : a.seqs) {
+    FOCAL_CHECK(s.k_cache.cols == kvld && s.past + s.rows <= s.k_cache.rows);
+    const float* kc = F(s.k_cache);
+    const float* vc = F(s.v_cache);
+    // Blocks are cut relative to the sequence's own first row, so the calls a
+    // sequence makes never depend on the rest of the batch.
+    for (int64_t b0 = 0; b0 < s.rows; b0 += kAttnRows) {
+      const int64_t rows = std::min(kAttnRows, s.rows - b0);
+      const int64_t n = s.past + b0 + rows;  // keys visible to the block's last row
+      scores_.resize(rows * n);
+      for (int h = 0; h < H; ++h) {
+        const int g = h / group;
+        const float* qb = q + (s.row_begin + b0) * qld + int64_t{h} * D;
+        // S(rows, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, 1.0f, qb, qld,
+                    kc + int64_t{g} * D, kvld, 0.0f, scores_.data(), n);
+        ParallelRange(rows, 8, [&](int64_t rb, int64_t re) {
+          for (int64_t i = rb; i < re; ++i) {
+            const int64_t visible = s.past + b0 + i + 1;
+            const float scale = a.scale[s.row_begin + b0 + i];
+            float* row = scores_.data() + i * n;
+            float mx = -std::numeric_limits<float>::infinity();
+            for (int64_t j = 0; j < visible; ++j) {
+              row[j] *= scale;
+              mx = std::max(mx, row[j]);
+            }
+            // exp(s - max) in fp32 like torch; the normaliser is summed in double.
+            double sum = 0;
+            for (int64_t j = 0; j < visible; ++j) {
+              row[j] = std::exp(row[j] - mx);
+              sum += row[j];
+            }
+            const float inv = static_cast<float>(1.0 / sum);
+            for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+            for (int64_t j = visible; j < n; ++j) row[j] = 0.0f;  // causal mask
+          }
+        });
+        // O(rows, D) = P V.
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, 1.0f,
+                    scores_.data(), n, vc + int64_t{g} * D, kvld, 0.0f,
+                    out + (s.row_begin + b0) * qld + int64_t{h} * D, qld);
+      }
+    }
+  }
+}
+
+void CpuBackend::SwiGlu(Tensor gate, Tensor up, Tensor out) {
+  FOCAL_CHECK(gate.numel() == up.numel() && gate.numel() == out.numel());
+  const float* g = F(gate);
+  const float* u = F(up);
+  float* o = F(out);
+  ParallelRange(gate.numel(), 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float x = g[i];
+      o[i] = (x / (1.0f + std::exp(-x))) * u[i];  // silu(x) = x * sigmoid(x)
+    }
+  });
+}
+
+void CpuBackend::Add(Tensor x, Tensor inout) {
+  FOCAL_CHECK(x.numel() == inout.numel());
+  const float* a = F(x);
+  float* o = F(inout);
+  ParallelRange(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) o[i] += a[i];
+  });
+}
+
+void CpuBackend::RowDot(Tensor x, Tensor w, float bias, absl::Span<float> out) {
+  FOCAL_CHECK(w.numel() == x.cols && static_cast<int64_t>(out.size()) == x.rows);
+  const float* xs = F(x);
+  const float* ws = F(w);
+  for (int64_t r = 0; r < x.rows; ++r) {
+    double acc = 0;
+    for (int64_t i = 0; i < x.cols; ++i) acc += double{xs[r * x.cols + i]} * ws[i];
+    out[r] = static_cast<float>(acc + bias);
+  }
+}
+
+void CpuBackend::GatherRows(Tensor x, absl::Span<const int64_t> rows, Tensor out) {
+  FOCAL_CHECK(out.rows == static_cast<int64_t>(rows.size()) && out.cols == x.cols);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    FOCAL_CHECK(rows[r] >= 0 && rows[r] < x.rows);
+    std::memcpy(F(out) + r * x.cols, F(x) + rows[r] * x.cols, x.cols * sizeof(float));
+  }
+}
+
+void CpuBackend::LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targets,
+                                  absl::Span<double> logprob, absl::Span<int32_t> argmax) {
+  const int64_t R = logits.rows, V = logits.cols;
+  FOCAL_CHECK(static_cast<int64_t>(targets.size()) == R);
+  FOCAL_CHECK(static_cast<int64_t>(logprob.size()) == R && static_cast<int64_t>(argmax.size()) == R);
+  const float* ls = F(logits);
+  ParallelRange(R, 1, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* row = ls + r * V;
+      int32_t best = 0;
+      for (int64_t j = 1; j < V; ++j) {
+        if (row[j] > row[best]) best = static_cast<int32_t>(j);
+      }
+      const double mx = row[best];
+      double sum = 0;
+      for (int64_t j = 0; j < V; ++j) sum += std::exp(double{row[j]} - mx);
+      argmax[r] = best;
+      FOCAL_CHECK(targets[r] >= 0 && targets[r] < V);
+      logprob[r] = double{row[targets[r]]} - mx - std::log(sum);
+    }
+  });
+}
+
+}  // namespace focal::kernels

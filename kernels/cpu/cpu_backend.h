@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU backend: fp32 compute, OpenBLAS sgemm for the linear layers and the
+// attention products, a thread pool for everything else. It is the reference
+// the CUDA backend is checked against.
+#ifndef FOCAL_KERNELS_CPU_CPU_BACKEND_H_
+#define FOCAL_KERNELS_CPU_CPU_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/base/thread_pool.h"
+#include "kernels/backend.h"
+
+namespace focal::kernels {
+
+class CpuBackend : public Backend {
+ public:
+  // num_threads <= 0: all cores. Also sets OpenBLAS's thread count.
+  explicit CpuBackend(int num_threads);
+
+  std::string name() const override { return "cpu"; }
+  absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) override;
+  absl::StatusOr<Buffer> UploadWeight(const void* host, DType src, int64_t rows,
+                                      int64_t cols) override;
+  void CopyFromHost(const void* src, Tensor dst) override;
+  void CopyToHost(Tensor src, void* dst) override;
+  void CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) override;
+  void Embed(Tensor table, absl::Span<const int32_t> tokens, Tensor out) override;
+  void RmsNorm(Tensor x, Tensor w, float eps, Tensor out) override;
+  void MatMul(Tensor x, Tensor w, Tensor out) override;
+  void Rope(Tensor x, int num_heads, int head_dim, absl::Span<const int64_t> positions,
+            absl::Span<const float> inv_freq) override;
+  void Attention(const AttentionArgs& args) override;
+  void SwiGlu(Tensor gate, Tensor up, Tensor out) override;
+  void Add(Tensor x, Tensor inout) override;
+  void RowDot(Tensor x, Tensor w, float bias, absl::Span<float> out) override;
+  void GatherRows(Tensor x, absl::Span<const int64_t> rows, Tensor out) override;
+  void LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targets,
+                        absl::Span<double> logprob, absl::Span<int32_t> argmax) override;
+  absl::Status Sync() override { return absl::OkStatus(); }
+
+  // sgemm is always called on exactly this many rows (the last block padded
+  // with zeros), so a row's result cannot depend on how many other rows share
+  // the call: that is what makes scores batch-invariant bit for bit.
+  static constexpr int64_t kMatMulRows = 64;
+  // Query rows per attention block (bounds the score scratch to kAttnRows x N).
+  static constexpr int64_t kAttnRows = 128;
+
+ private:
+  // Runs fn over [0, n) in contiguous chunks of at least `grain` indices.
+  void ParallelRange(int64_t n, int64_t grain,
+                     const std::function<void(int64_t, int64_t)>& fn);
+
+  ThreadPool pool_;
+  std::vector<float> pad_in_, pad_out_, scores_;
+};
+
+}  // namespace focal::kernels
+
+#endif  // FOCAL_KERNELS_CPU_CPU_BACKEND_H_

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shared LLaMA forward pass, written once against kernels::Backend:
+// packed variable-length batches, each sequence continuing its own KvCache,
+// and scoring by log-softmax + gather at requested rows only (never the full
+// T x V logits on the host).
+#ifndef FOCAL_MODEL_TRANSFORMER_H_
+#define FOCAL_MODEL_TRANSFORMER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/backend.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+
+namespace focal::model {
+
+// One sequence of a packed batch: `tokens` are appended to `cache` at
+// positions [cache->length(), +tokens.size()). For each r in score_rows
+// (indices into tokens), the output holds log P(targets[i] | everything up to
+// and including tokens[score_rows[i]]) and that distribution's argmax.
+struct SeqInput {
+  KvCache* cache = nullptr;
+  absl::Span<const int32_t> tokens;
+  absl::Span<const int64_t> score_rows;
+  absl::Span<const int32_t> targets;
+};
+
+struct TokenScore {
+  double logprob = 0;
+  int32_t argmax = 0;
+};
+
+struct TransformerOptions {
+  // Allow positions past max_position_embeddings (RoPE simply extended).
+  bool allow_length_extrapolation = false;
+};
+
+class Transformer {
+ public:
+  // Holds references to `config`, `weights` and `backend`; all must outlive it.
+  Transformer(const ModelConfig& config, const LlamaWeights& weights, kernels::Backend& backend,
+              TransformerOptions options = {});
+
+  // A cache for one sequence, sized for `reserve` tokens (it grows if needed).
+  absl::StatusOr<KvCache> NewCache(int64_t reserve) const;
+
+  // Runs every sequence of `batch` through the model in one packed pass.
+  // out[s] receives one TokenScore per score row of batch[s]. A sequence's
+  // results do not depend on the rest of the batch (bit for bit on the CPU).
+  // OutOfRange when a sequence would pass the model's maximum length.
+  absl::Status Forward(absl::Span<const SeqInput> batch,
+                       std::vector<std::vector<TokenScore>>& out);
+
+  // Greedy decoding: feeds `prompt` (non-empty) then appends argmax tokens
+  // until `max_new_tokens` or a token in `stop_ids`. Returns the new tokens
+  // (including the stop token, if one was produced).
+  absl::StatusOr<std::vector<int32_t>> Generate(absl::Span<const int32_t> prompt,
+                                                int64_t max_new_tokens,
+                                                absl::Span<const int64_t> stop_ids);
+
+  const ModelConfig& config() const { return config_; }
+  kernels::Backend& backend() const { return backend_; }
+
+ private:
+  // Softmax scale per packed row for `layer`.
+  void ComputeScales(int64_t layer, kernels::Tensor xn, absl::Span<const SeqInput> batch,
+                     absl::Span<const int64_t> row_begin, std::vector<float>& scale);
+
+  const ModelConfig& config_;
+  const LlamaWeights& weights_;
+  kernels::Backend& backend_;
+  TransformerOptions options_;
+  std::vector<float> inv_freq_;
+};
+
+}  // namespace focal::model
+
+#endif  // FOCAL_MODEL_TRANSFORMER_H_

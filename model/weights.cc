@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/weights.h"
+
+#include <cstring>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/base/status_macros.h"
+#include "kernels/dtype.h"
+
+namespace focal::model {
+namespace {
+
+std::string ShapeStr(const std::vector<int64_t>& s) {
+  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
+}
+
+class Loader {
+ public:
+  Loader(const TensorStore& store, kernels::Backend& backend)
+      : store_(store), backend_(backend) {}
+
+  // Uploads `name`, which must have exactly `shape`.
+  absl::StatusOr<kernels::Buffer> Take(const std::string& name, std::vector<int64_t> shape) {
+    const TensorInfo* t = store_.Find(name);
+    if (t == nullptr) {
+      return absl::NotFoundError(absl::StrCat("checkpoint is missing tensor '", name, "' (shape ",
+                                              ShapeStr(shape), ")"));
+    }
+    used_.insert(name);
+    if (t->shape != shape) {
+      return absl::InvalidArgumentError(absl::StrCat(t->file, ": tensor '", name, "' has shape ",
+                                                     ShapeStr(t->shape), " but the config implies ",
+                                                     ShapeStr(shape)));
+    }
+    kernels::DType dt;
+    if (t->dtype == "F32") {
+      dt = kernels::DType::kF32;
+    } else if (t->dtype == "F16") {
+      dt = kernels::DType::kF16;
+    } else if (t->dtype == "BF16") {
+      dt = kernels::DType::kBF16;
+    } else {
+      return absl::UnimplementedError(absl::StrCat(t->file, ": tensor '", name, "' has dtype ",
+                                                   t->dtype, " (supported: F32, F16, BF16)"));
+    }
+    dtypes_.insert(t->dtype);
+    int64_t numel = 1;
+    for (int64_t d : shape) numel *= d;
+    num_params_ += numel;
+    int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    return backend_.UploadWeight(t->data, dt, rows, numel / rows);
+  }
+
+  absl::StatusOr<float> TakeScalar(const std::string& name) {
+    const TensorInfo* t = store_.Find(name);
+    if (t == nullptr) return 0.0f;
+    used_.insert(name);
+    if (t->shape != std::vector<int64_t>{1}) {
+      return absl::InvalidArgumentError(absl::StrCat(t->file, ": tensor '", name, "' has shape ",
+                                                     ShapeStr(t->shape), ", expected [1]"));
+    }
+    num_params_ += 1;
+    uint16_t h;
+    if (t->dtype == "F32") {
+      float f;
+      std::memcpy(&f, t->data, 4);
+      return f;
+    }
+    std::memcpy(&h, t->data, 2);
+    if (t->dtype == "BF16") return kernels::Bf16ToF32(h);
+    if (t->dtype == "F16") return kernels::F16ToF32(h);
+    return absl::UnimplementedError(
+        absl::StrCat(t->file, ": tensor '", name, "' has dtype ", t->dtype));
+  }
+
+  // Everything not consumed is unexpected, except RoPE buffers that old
+  // checkpoints carry (recomputed here from the config).
+  absl::Status CheckAllUsed(bool tied, bool ignore_focal) {
+    for (const auto& [name, info] : store_.tensors()) {
+      if (used_.count(name)) continue;
+      if (absl::EndsWith(name, "rotary_emb.inv_freq")) continue;
+      if (tied && name == "lm_head.weight") continue;  // tied: HF ignores it too
+      // A --focal-temperature retrofit of a learned checkpoint drops its tau.
+      if (ignore_focal && absl::StrContains(name, "focal_tau")) continue;
+      if (absl::StrContains(name, "focal_tau")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            info.file, ": unexpected tensor '", name,
+            "': config.json has no \"focal_attention\": {\"mode\": \"learned\"}"));
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat(info.file, ": unexpected tensor '", name, "' for this config"));
+    }
+    return absl::OkStatus();
+  }
+
+  int64_t num_params() const { return num_params_; }
+  std::string dtype() const {
+    return dtypes_.size() == 1 ? *dtypes_.begin() : std::string("mixed");
+  }
+
+ private:
+  const TensorStore& store_;
+  kernels::Backend& backend_;
+  std::set<std::string> used_;
+  std::set<std::string> dtypes_;
+  int64_t num_params_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const TensorStore& store,
+                                              kernels::Backend& backend) {
+  Loader ld(store, backend);
+  LlamaWeights w;
+  const int64_t C = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
+  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  FOCAL_ASSIGN_OR_RETURN(w.embed, ld.Take("model.embed_tokens.weight", {V, C}));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string p = absl::StrCat("model.layers.", l, ".");
+    LayerWeights lw;
+    FOCAL_ASSIGN_OR_RETURN(lw.input_norm, ld.Take(p + "input_layernorm.weight", {C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.wq, ld.Take(p + "self_attn.q_proj.weight", {qd, C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.wk, ld.Take(p + "self_attn.k_proj.weight", {kvd, C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.wv, ld.Take(p + "self_attn.v_proj.weight", {kvd, C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.wo, ld.Take(p + "self_attn.o_proj.weight", {C, qd}));
+    FOCAL_ASSIGN_OR_RETURN(lw.post_norm, ld.Take(p + "post_attention_layernorm.weight", {C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.w_gate, ld.Take(p + "mlp.gate_proj.weight", {F, C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.w_up, ld.Take(p + "mlp.up_proj.weight", {F, C}));
+    FOCAL_ASSIGN_OR_RETURN(lw.w_down, ld.Take(p + "mlp.down_proj.weight", {C, F}));
+    if (c.focal.mode == FocalConfig::Mode::kLearned) {
+      FOCAL_ASSIGN_OR_RETURN(lw.focal_tau_w, ld.Take(p + "self_attn.focal_tau.weight", {C}));
+      FOCAL_ASSIGN_OR_RETURN(lw.focal_tau_b, ld.TakeScalar(p + "self_attn.focal_tau.bias"));
+    }
+    w.layers.push_back(std::move(lw));
+  }
+  FOCAL_ASSIGN_OR_RETURN(w.final_norm, ld.Take("model.norm.weight", {C}));
+  if (!c.tie_word_embeddings) {
+    FOCAL_ASSIGN_OR_RETURN(w.lm_head, ld.Take("lm_head.weight", {V, C}));
+  }
+  FOCAL_RETURN_IF_ERROR(ld.CheckAllUsed(c.tie_word_embeddings, c.focal.overridden));
+  FOCAL_RETURN_IF_ERROR(backend.Sync());
+  w.num_parameters = ld.num_params();
+  w.dtype = ld.dtype();
+  return w;
+}
+
+}  // namespace focal::model

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages focal-eval builds against (Debian 12), or, when
+# not root, prints the exact command. Nothing is downloaded from elsewhere.
+set -euo pipefail
+PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler libre2-dev
+      libsentencepiece-dev libcli11-dev libgtest-dev libgmock-dev libopenblas-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" -eq 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "missing Debian packages; run:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

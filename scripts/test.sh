@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the loader and parser suites under
+# AddressSanitizer + UBSan, then the full suite (ctest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+JOBS="$(nproc)"
+# Sanitizers: bad-input handling must be free of undefined behaviour.
+SAN_TESTS=(json_test config_test safetensors_test model_loading_test llama2c_converter_test)
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFOCAL_SANITIZE=ON -DFOCAL_CUDA=OFF >/dev/null
+cmake --build build-asan -j"$JOBS" --target "${SAN_TESTS[@]}"
+for t in "${SAN_TESTS[@]}"; do
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build-asan/tests/"$t" \
+    --gtest_brief=1 || { echo "sanitizer run failed: $t" >&2; exit 1; }
+done
+echo "sanitizers: ${#SAN_TESTS[@]} suites clean under ASan+UBSan"
+
+# The full suite last, so its summary closes the output.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$JOBS"
+cd build && ctest --output-on-failure -j"$JOBS" --timeout 600

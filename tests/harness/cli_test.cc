@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// End-to-end: the focal-eval binary as a user runs it.
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/base/json.h"
+#include "tests/testing/test_util.h"
+
+namespace focal {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result RunCli(const std::string& args) {
+  static const std::string dir = testing::MakeTempDir("cli");
+  const std::string cmd = std::string(FOCAL_EVAL_BIN) + " " + args + " >" + dir + "/out 2>" +
+                          dir + "/err </dev/null";
+  int st = std::system(cmd.c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, testing::ReadFileOrDie(dir + "/out"),
+          testing::ReadFileOrDie(dir + "/err")};
+}
+
+std::string Model(const std::string& name) {
+  return testing::SourcePath("tests/testdata/models/" + name);
+}
+
+TEST(CliTest, HelpAndUsageErrors) {
+  Result h = RunCli("--help");
+  EXPECT_EQ(h.code, 0);
+  for (const char* c : {"inspect", "generate", "score", "convert-llama2c"}) {
+    EXPECT_THAT(h.out, HasSubstr(c));
+  }
+  for (const char* c : {"inspect", "generate", "score", "convert-llama2c"}) {
+    Result sub = RunCli(std::string(c) + " --help");
+    EXPECT_EQ(sub.code, 0) << c;
+  }
+  EXPECT_THAT(RunCli("score --help").out, HasSubstr("--focal-temperature"));
+  EXPECT_EQ(RunCli("").code, 2);
+  EXPECT_EQ(RunCli("frobnicate").code, 2);
+  EXPECT_EQ(RunCli("score").code, 2);  // --text is required
+  EXPECT_EQ(RunCli("convert-llama2c onlyone").code, 2);
+}
+
+TEST(CliTest, ScoreMatchesHfGolden) {
+  Result r = RunCli("score --text 'Once upon a time, there was a little girl named Lily.'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto golden = testing::ReadGoldenLogprobs(
+      testing::SourcePath("tests/testdata/golden/forward/stories260K.txt"));
+  ASSERT_FALSE(golden.empty());
+  std::istringstream in(r.out);
+  std::string line;
+  size_t i = 0;
+  while (std::getline(in, line)) {
+    auto v = ParseJson(line, "stdout");
+    ASSERT_TRUE(v.ok()) << line;
+    ASSERT_LT(i, golden[0].logprob.size());
+    EXPECT_EQ(v->Find("position")->integer(), static_cast<int64_t>(i + 1));
+    EXPECT_EQ(v->Find("token_id")->integer(), golden[0].tokens[i + 1]);
+    EXPECT_NEAR(v->Find("logprob")->number(), golden[0].logprob[i], 1e-4);
+    ++i;
+  }
+  EXPECT_EQ(i, golden[0].logprob.size());
+}
+
+TEST(CliTest, ScoreNoBosScoresFromTheSecondToken) {
+  Result bos = RunCli("score --text 'The cat sat.'");
+  Result nobos = RunCli("score --no-bos --text 'The cat sat.'");
+  ASSERT_EQ(bos.code, 0);
+  ASSERT_EQ(nobos.code, 0) << nobos.err;
+  auto count = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  EXPECT_EQ(count(bos.out), count(nobos.out) + 1);
+  EXPECT_EQ(RunCli("score --no-bos --text 'a'").code, 1);  // one token: nothing to score
+}
+
+TEST(CliTest, GenerateBundledModel) {
+  Result r = RunCli("generate --max-new-tokens 40");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("Once upon a time, there was a little girl named Lily."));
+  Result p = RunCli("generate --prompt 'The dog' --max-new-tokens 10 --focal-temperature 0.4");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_THAT(p.out, ::testing::StartsWith("The dog"));
+}
+
+TEST(CliTest, InspectShowsVariant) {
+  Result base = RunCli("inspect");
+  ASSERT_EQ(base.code, 0) << base.err;
+  EXPECT_THAT(base.out, HasSubstr("attention:    base"));
+  EXPECT_THAT(base.out, HasSubstr("parameters:   260032"));
+  EXPECT_THAT(base.out, HasSubstr("model.safetensors"));
+  EXPECT_THAT(RunCli("inspect --focal-temperature 0.4").out,
+              HasSubstr("attention:    focal(t=0.4, retrofit)"));
+  EXPECT_THAT(RunCli("inspect " + Model("focal_learned_token")).out,
+              HasSubstr("attention:    focal(learned, token)"));
+  EXPECT_THAT(RunCli("inspect " + Model("focal_const")).out, HasSubstr("attention:    focal(t=0.4)"));
+  Result sharded = RunCli("inspect " + Model("bf16_headdim_sharded"));
+  EXPECT_THAT(sharded.out, HasSubstr("dtype:        BF16"));
+  EXPECT_THAT(sharded.out, HasSubstr("tokenizer:    none"));
+}
+
+TEST(CliTest, ClearErrorsAndNonZeroExit) {
+  Result missing = RunCli("score --model /no/such/model --text hi");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/no/such/model"));
+  Result notok = RunCli("score --model " + Model("gqa_untied") + " --text hi");
+  EXPECT_EQ(notok.code, 1);
+  EXPECT_THAT(notok.err, HasSubstr("tokenizer.model"));
+  Result badt = RunCli("generate --focal-temperature -1");
+  EXPECT_EQ(badt.code, 1);
+  EXPECT_THAT(badt.err, HasSubstr("--focal-temperature must be"));
+  Result dev = RunCli("inspect --device tpu");
+  EXPECT_EQ(dev.code, 1);
+  EXPECT_THAT(dev.err, HasSubstr("unknown --device 'tpu'"));
+  Result cuda = RunCli("inspect --device cuda");
+  EXPECT_EQ(cuda.code, 1);
+  EXPECT_THAT(cuda.err, HasSubstr("cuda"));
+  Result conv = RunCli("convert-llama2c /no/m.bin /no/t.model " + testing::MakeTempDir("o"));
+  EXPECT_EQ(conv.code, 1);
+  EXPECT_THAT(conv.err, HasSubstr("/no/m.bin"));
+}
+
+}  // namespace
+}  // namespace focal

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// Whole-directory loading and its error messages: every bad input names the
+// file and the field or tensor.
+#include <cstring>
+#include <map>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model/llama_model.h"
+#include "model/safetensors_writer.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::model {
+namespace {
+
+using ::focal::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+const std::string kGqa = "tests/testdata/models/gqa_untied";
+
+std::map<std::string, F32Tensor> ReadF32(const std::string& dir) {
+  auto store = TensorStore::OpenDir(dir);
+  EXPECT_TRUE(store.ok()) << store.status();
+  std::map<std::string, F32Tensor> out;
+  for (const auto& [name, info] : store->tensors()) {
+    EXPECT_EQ(info.dtype, "F32");
+    F32Tensor t{info.shape, std::vector<float>(info.bytes / 4)};
+    std::memcpy(t.data.data(), info.data, info.bytes);
+    out[name] = std::move(t);
+  }
+  return out;
+}
+
+class ModelLoadingTest : public ::testing::Test {
+ protected:
+  kernels::CpuBackend backend_{2};
+
+  absl::StatusOr<std::unique_ptr<LlamaModel>> Load(const std::string& dir,
+                                                   bool require_tokenizer = false) {
+    LoadOptions o;
+    o.require_tokenizer = require_tokenizer;
+    return LlamaModel::Load(dir, backend_, o);
+  }
+  std::string Copy() { return testing::CopyDirToTemp(testing::SourcePath(kGqa), "load"); }
+  void EditConfig(const std::string& dir, const std::string& from, const std::string& to) {
+    std::string cfg = testing::ReadFileOrDie(dir + "/config.json");
+    ASSERT_NE(cfg.find(from), std::string::npos) << from;
+    testing::WriteStringToFile(dir + "/config.json", absl::StrReplaceAll(cfg, {{from, to}}));
+  }
+};
+
+TEST_F(ModelLoadingTest, LoadsAndCountsParameters) {
+  auto m = Load(testing::SourcePath(kGqa));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const ModelConfig& c = (*m)->config();
+  const int64_t expect = 2 * 320 * 64 + 64 +
+                         2 * (2 * 64 + 64 * 64 * 2 + 2 * 32 * 64 + 3 * 172 * 64);
+  EXPECT_EQ((*m)->weights().num_parameters, expect);
+  EXPECT_EQ(c.Variant(), "base");
+  EXPECT_EQ((*m)->weights().dtype, "F32");
+}
+
+TEST_F(ModelLoadingTest, ShapeMismatchNamesTensor) {
+  std::string dir = Copy();
+  EditConfig(dir, "\"intermediate_size\": 172", "\"intermediate_size\": 170");
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  AllOf(HasSubstr("model.safetensors"),
+                                        HasSubstr("'model.layers.0.mlp.gate_proj.weight'"),
+                                        HasSubstr("[172, 64]"), HasSubstr("[170, 64]"))));
+}
+
+TEST_F(ModelLoadingTest, MissingTensorNamed) {
+  std::string dir = Copy();
+  auto t = ReadF32(dir);
+  t.erase("model.layers.1.self_attn.v_proj.weight");
+  FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kNotFound,
+                                  HasSubstr("missing tensor 'model.layers.1.self_attn.v_proj.weight'")));
+}
+
+TEST_F(ModelLoadingTest, UnexpectedTensorNamed) {
+  std::string dir = Copy();
+  auto t = ReadF32(dir);
+  t["model.layers.0.extra.weight"] = {{2}, {1, 2}};
+  FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("unexpected tensor 'model.layers.0.extra.weight'")));
+  t.erase("model.layers.0.extra.weight");
+  t["model.layers.0.self_attn.focal_tau.weight"] = {{64}, std::vector<float>(64)};
+  FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  AllOf(HasSubstr("focal_tau.weight"), HasSubstr("focal_attention"))));
+}
+
+TEST_F(ModelLoadingTest, MissingConfigField) {
+  std::string dir = Copy();
+  EditConfig(dir, "\"hidden_size\": 64,", "");
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  AllOf(HasSubstr("config.json"),
+                                        HasSubstr("field 'hidden_size' is missing"))));
+}
+
+TEST_F(ModelLoadingTest, BadFocalConfig) {
+  std::string dir = Copy();
+  EditConfig(dir, "\"torch_dtype\"",
+             "\"focal_attention\": {\"mode\": \"constant\", \"temperature\": 0}, \"torch_dtype\"");
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  AllOf(HasSubstr("config.json"),
+                                        HasSubstr("'focal_attention.temperature' must be > 0"))));
+}
+
+TEST_F(ModelLoadingTest, LearnedFocalWithoutTauWeights) {
+  std::string dir = Copy();
+  EditConfig(dir, "\"torch_dtype\"",
+             "\"focal_attention\": {\"mode\": \"learned\", \"tau_min\": 5}, \"torch_dtype\"");
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kNotFound,
+                                  HasSubstr("'model.layers.0.self_attn.focal_tau.weight'")));
+}
+
+TEST_F(ModelLoadingTest, WrongTauShape) {
+  std::string dir = testing::CopyDirToTemp(
+      testing::SourcePath("tests/testdata/models/focal_learned_token"), "tau");
+  auto t = ReadF32(dir);
+  t["model.layers.1.self_attn.focal_tau.bias"] = {{2}, {1, 2}};
+  FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  AllOf(HasSubstr("'model.layers.1.self_attn.focal_tau.bias'"),
+                                        HasSubstr("expected [1]"))));
+}
+
+TEST_F(ModelLoadingTest, RetrofitOfLearnedCheckpointIgnoresTau) {
+  LoadOptions o;
+  o.require_tokenizer = false;
+  o.focal_temperature = 0.4;
+  auto m = LlamaModel::Load(testing::SourcePath("tests/testdata/models/focal_learned_token"),
+                            backend_, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->config().Variant(), "focal(t=0.4, retrofit)");
+}
+
+TEST_F(ModelLoadingTest, MissingTokenizer) {
+  EXPECT_THAT(Load(testing::SourcePath(kGqa), /*require_tokenizer=*/true),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no tokenizer.model")));
+}
+
+TEST_F(ModelLoadingTest, CorruptTokenizer) {
+  std::string dir = Copy();
+  testing::WriteStringToFile(dir + "/tokenizer.model", "not a sentencepiece model");
+  EXPECT_THAT(Load(dir, true), StatusIs(absl::StatusCode::kInvalidArgument,
+                                        HasSubstr(dir + "/tokenizer.model")));
+}
+
+TEST_F(ModelLoadingTest, NonExistentPathAndMissingConfig) {
+  EXPECT_THAT(Load("/no/such/model"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/no/such/model")));
+  std::string dir = Copy();
+  std::remove((dir + "/config.json").c_str());
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kNotFound, HasSubstr("config.json")));
+  std::string empty = testing::MakeTempDir("empty");
+  testing::WriteStringToFile(empty + "/config.json", testing::ReadFileOrDie(
+                                                         testing::SourcePath(kGqa + "/config.json")));
+  EXPECT_THAT(Load(empty), StatusIs(absl::StatusCode::kNotFound,
+                                    HasSubstr("neither model.safetensors nor")));
+}
+
+TEST_F(ModelLoadingTest, TruncatedWeightsFile) {
+  std::string dir = Copy();
+  std::string w = testing::ReadFileOrDie(dir + "/model.safetensors");
+  testing::WriteStringToFile(dir + "/model.safetensors", w.substr(0, w.size() - 100));
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kDataLoss,
+                                  AllOf(HasSubstr("model.safetensors"), HasSubstr("truncated"))));
+}
+
+}  // namespace
+}  // namespace focal::model

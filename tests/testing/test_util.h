@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test helpers: Status matchers (gtest 1.12 and Abseil 20220623 ship none),
+// paths to test data, temp dirs, and the golden log-probability reader.
+#ifndef FOCAL_TESTS_TESTING_TEST_UTIL_H_
+#define FOCAL_TESTS_TESTING_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace focal::testing {
+
+#define FOCAL_ASSERT_OK(expr)                              \
+  do {                                                     \
+    const ::absl::Status focal_s_ = (expr);                \
+    ASSERT_TRUE(focal_s_.ok()) << focal_s_.ToString();     \
+  } while (0)
+#define FOCAL_EXPECT_OK(expr)                              \
+  do {                                                     \
+    const ::absl::Status focal_s_ = (expr);                \
+    EXPECT_TRUE(focal_s_.ok()) << focal_s_.ToString();     \
+  } while (0)
+#define FOCAL_ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                   \
+  FOCAL_ASSERT_OK_AND_ASSIGN_IMPL_(FOCAL_TEST_CONCAT_(focal_so_, __LINE__), lhs, rexpr)
+#define FOCAL_TEST_CONCAT_INNER_(a, b) a##b
+#define FOCAL_TEST_CONCAT_(a, b) FOCAL_TEST_CONCAT_INNER_(a, b)
+#define FOCAL_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, rexpr)      \
+  auto tmp = (rexpr);                                          \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();            \
+  lhs = std::move(tmp).value()
+
+// Matches an absl::Status (or the status of a StatusOr) with `code` and a
+// message matching `msg`.
+MATCHER_P2(StatusIs, code, msg, "") {
+  const absl::Status& s = [&]() -> const absl::Status& {
+    if constexpr (std::is_same_v<std::decay_t<arg_type>, absl::Status>) {
+      return arg;
+    } else {
+      return arg.status();
+    }
+  }();
+  *result_listener << "status is " << s.ToString();
+  return s.code() == code && ::testing::Matches(msg)(std::string(s.message()));
+}
+
+std::string SourcePath(const std::string& rel);      // under the source tree
+std::string SharedPath(const std::string& rel);      // under ../shared (may not exist)
+bool SharedAvailable();
+// A fresh empty directory under the system temp dir, removed at exit.
+std::string MakeTempDir(const std::string& tag);
+// Copies the files of directory `from` into new temp dir and returns it.
+std::string CopyDirToTemp(const std::string& from, const std::string& tag);
+void WriteStringToFile(const std::string& path, const std::string& contents);
+std::string ReadFileOrDie(const std::string& path);
+
+// One sequence of a golden file written by tests/reference/make_reference.py.
+struct GoldenSequence {
+  std::vector<int32_t> tokens;
+  std::vector<double> logprob;   // logprob[i-1] = log P(tokens[i] | tokens[<i])
+  std::vector<int32_t> argmax;   // argmax of the distribution before tokens[i]
+  int32_t final_argmax = -1;     // argmax after the last token
+};
+std::vector<GoldenSequence> ReadGoldenLogprobs(const std::string& path);
+
+}  // namespace focal::testing
+
+#endif  // FOCAL_TESTS_TESTING_TEST_UTIL_H_
