@@ -69,12 +69,14 @@ class Fields {
   std::string prefix_;
 };
 
-absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source, RopeScaling& out) {
+absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source,
+                              absl::string_view prefix, RopeScaling& out) {
   if (!v.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ": field 'rope_scaling' must be null or an object"));
+        absl::StrCat(source, ": field '", prefix.substr(0, prefix.size() - 1),
+                     "' must be null or an object"));
   }
-  Fields f(v, source, "rope_scaling.");
+  Fields f(v, source, prefix);
   // Newer configs say "rope_type", older ones "type".
   FOCAL_ASSIGN_OR_RETURN(std::string type, f.String("rope_type", ""));
   if (type.empty()) {
@@ -83,7 +85,7 @@ absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source, Rope
   if (type.empty() || type == "default") return absl::OkStatus();
   if (type != "linear" && type != "llama3") {
     return absl::UnimplementedError(absl::StrCat(
-        source, ": rope_scaling type '", type, "' is not supported (none, linear or llama3)"));
+        source, ": ", prefix, "rope_type '", type, "' is not supported (none, linear or llama3)"));
   }
   FOCAL_ASSIGN_OR_RETURN(out.factor, f.Number("factor", std::nullopt));
   if (!(out.factor > 0)) return f.Error("factor", "must be > 0");
@@ -254,9 +256,23 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view json, absl::strin
   FOCAL_ASSIGN_OR_RETURN(c.rms_norm_eps, f.Number("rms_norm_eps", 1e-6));
   if (!(c.rms_norm_eps > 0)) return f.Error("rms_norm_eps", "must be > 0");
   FOCAL_ASSIGN_OR_RETURN(c.rope_theta, f.Number("rope_theta", 10000.0));
+  // transformers >= 5 writes "rope_parameters" (theta and scaling in one
+  // object) instead of rope_theta + rope_scaling.
+  const JsonValue* rope_params = f.Get("rope_parameters");
+  if (rope_params != nullptr) {
+    if (!rope_params->is_object()) return f.Error("rope_parameters", "must be an object");
+    if (f.Get("rope_scaling") != nullptr) {
+      return f.Error("rope_parameters", "and 'rope_scaling' are both given; keep one");
+    }
+    Fields rp(*rope_params, source, "rope_parameters.");
+    FOCAL_ASSIGN_OR_RETURN(c.rope_theta, rp.Number("rope_theta", c.rope_theta));
+  }
   if (!(c.rope_theta > 1)) return f.Error("rope_theta", "must be > 1");
   FOCAL_ASSIGN_OR_RETURN(c.tie_word_embeddings, f.Bool("tie_word_embeddings", false));
-  FOCAL_ASSIGN_OR_RETURN(c.torch_dtype, f.String("torch_dtype", "float32"));
+  FOCAL_ASSIGN_OR_RETURN(c.torch_dtype, f.String("torch_dtype", ""));
+  if (c.torch_dtype.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(c.torch_dtype, f.String("dtype", "float32"));  // transformers >= 5
+  }
   FOCAL_ASSIGN_OR_RETURN(std::string act, f.String("hidden_act", "silu"));
   if (act != "silu") {
     return absl::UnimplementedError(
@@ -288,7 +304,10 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view json, absl::strin
     if (w < c.max_position_embeddings) c.sliding_window = w;
   }
   if (const JsonValue* rs = f.Get("rope_scaling"); rs != nullptr) {
-    FOCAL_RETURN_IF_ERROR(ParseRopeScaling(*rs, source, c.rope_scaling));
+    FOCAL_RETURN_IF_ERROR(ParseRopeScaling(*rs, source, "rope_scaling.", c.rope_scaling));
+  } else if (rope_params != nullptr) {
+    FOCAL_RETURN_IF_ERROR(
+        ParseRopeScaling(*rope_params, source, "rope_parameters.", c.rope_scaling));
   }
   if (const JsonValue* fa = f.Get("focal_attention"); fa != nullptr) {
     FOCAL_RETURN_IF_ERROR(ParseFocal(*fa, source, c.num_layers, c.focal));

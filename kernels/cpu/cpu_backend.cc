@@ -23,10 +23,33 @@ float* F(Tensor t) {
 
 void FreeAligned(void* p) { std::free(p); }
 
+// exp(x) for x <= 0 (softmax after subtracting the row max), branch-free so
+// the loop vectorises: 2^n * p(r) with r = x - n*ln2 split in two parts and a
+// degree-6 polynomial (Cephes expf coefficients); relative error ~2e-7.
+inline float ExpNonPositive(float x) {
+  x = std::max(x, -87.0f);  // exp(-87) ~ 1.6e-38: the smallest normal float
+  // Round to nearest by adding 1.5 * 2^23 (no libm call, so it vectorises).
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, 4);
+  return p * scale;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {
-  openblas_set_num_threads(pool_.num_threads());
+  // Parallelism is ours (tiles on the pool); OpenBLAS threads would only
+  // spin against it.
+  openblas_set_num_threads(1);
 }
 
 void CpuBackend::ParallelRange(int64_t n, int64_t grain,
@@ -130,22 +153,29 @@ void CpuBackend::MatMul(Tensor x, Tensor w, Tensor out) {
   const float* xs = F(x);
   const float* ws = F(w);
   float* os = F(out);
-  constexpr int64_t m = kMatMulRows;
-  for (int64_t r = 0; r < x.rows; r += m) {
-    int64_t rows = std::min(m, x.rows - r);
+  constexpr int64_t m = kMatMulRows, nc = kMatMulCols;
+  const int64_t row_tiles = (x.rows + m - 1) / m, col_tiles = (n + nc - 1) / nc;
+  // Every call has the shape (m, cols of its column tile, k): fixed by the
+  // weight, never by the batch. Tiles run on our pool, sgemm single-threaded.
+  pool_.ParallelFor(row_tiles * col_tiles, [&](int64_t task) {
+    const int64_t r = (task / col_tiles) * m, c0 = (task % col_tiles) * nc;
+    const int64_t rows = std::min(m, x.rows - r), cols = std::min(nc, n - c0);
     if (rows == m) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, xs + r * k, k, ws, k,
-                  0.0f, os + r * n, n);
-      continue;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cols, k, 1.0f, xs + r * k, k,
+                  ws + c0 * k, k, 0.0f, os + r * n + c0, n);
+      return;
     }
-    // Last partial block: pad to the fixed row count (see kMatMulRows).
-    pad_in_.assign(m * k, 0.0f);
-    pad_out_.resize(m * n);
-    std::memcpy(pad_in_.data(), xs + r * k, rows * k * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, pad_in_.data(), k, ws,
-                k, 0.0f, pad_out_.data(), n);
-    std::memcpy(os + r * n, pad_out_.data(), rows * n * sizeof(float));
-  }
+    // Last partial row tile: pad to the fixed row count (see kMatMulRows).
+    thread_local std::vector<float> pad_in, pad_out;
+    pad_in.assign(m * k, 0.0f);
+    pad_out.resize(m * cols);
+    std::memcpy(pad_in.data(), xs + r * k, rows * k * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cols, k, 1.0f, pad_in.data(), k,
+                ws + c0 * k, k, 0.0f, pad_out.data(), cols);
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memcpy(os + (r + i) * n + c0, pad_out.data() + i * cols, cols * sizeof(float));
+    }
+  });
 }
 
 void CpuBackend::Rope(Tensor x, int num_heads, int head_dim,
@@ -187,50 +217,57 @@ void CpuBackend::Attention(const AttentionArgs& a) {
   const int64_t qld = int64_t{H} * D, kvld = int64_t{Hkv} * D;
   const float* q = F(a.q);
   float* out = F(a.out);
+  // Tasks: (sequence, block of query rows, head). Blocks are cut relative to
+  // the sequence's own first row, so the calls a sequence makes never depend
+  // on the rest of the batch.
+  struct Task {
+    const AttentionSeq* s;
+    int64_t b0, rows;
+    int h;
+  };
+  std::vector<Task> tasks;
   for (const AttentionSeq& s : a.seqs) {
     FOCAL_CHECK(s.k_cache.cols == kvld && s.past + s.rows <= s.k_cache.rows);
-    const float* kc = F(s.k_cache);
-    const float* vc = F(s.v_cache);
-    // Blocks are cut relative to the sequence's own first row, so the calls a
-    // sequence makes never depend on the rest of the batch.
     for (int64_t b0 = 0; b0 < s.rows; b0 += kAttnRows) {
-      const int64_t rows = std::min(kAttnRows, s.rows - b0);
-      const int64_t n = s.past + b0 + rows;  // keys visible to the block's last row
-      scores_.resize(rows * n);
-      for (int h = 0; h < H; ++h) {
-        const int g = h / group;
-        const float* qb = q + (s.row_begin + b0) * qld + int64_t{h} * D;
-        // S(rows, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, 1.0f, qb, qld,
-                    kc + int64_t{g} * D, kvld, 0.0f, scores_.data(), n);
-        ParallelRange(rows, 8, [&](int64_t rb, int64_t re) {
-          for (int64_t i = rb; i < re; ++i) {
-            const int64_t visible = s.past + b0 + i + 1;
-            const float scale = a.scale[s.row_begin + b0 + i];
-            float* row = scores_.data() + i * n;
-            float mx = -std::numeric_limits<float>::infinity();
-            for (int64_t j = 0; j < visible; ++j) {
-              row[j] *= scale;
-              mx = std::max(mx, row[j]);
-            }
-            // exp(s - max) in fp32 like torch; the normaliser is summed in double.
-            double sum = 0;
-            for (int64_t j = 0; j < visible; ++j) {
-              row[j] = std::exp(row[j] - mx);
-              sum += row[j];
-            }
-            const float inv = static_cast<float>(1.0 / sum);
-            for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
-            for (int64_t j = visible; j < n; ++j) row[j] = 0.0f;  // causal mask
-          }
-        });
-        // O(rows, D) = P V.
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, 1.0f,
-                    scores_.data(), n, vc + int64_t{g} * D, kvld, 0.0f,
-                    out + (s.row_begin + b0) * qld + int64_t{h} * D, qld);
-      }
+      for (int h = 0; h < H; ++h) tasks.push_back({&s, b0, std::min(kAttnRows, s.rows - b0), h});
     }
   }
+  pool_.ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
+    const Task& t = tasks[ti];
+    const AttentionSeq& s = *t.s;
+    const float* kc = F(s.k_cache);
+    const float* vc = F(s.v_cache);
+    const int g = t.h / group;
+    const int64_t n = s.past + t.b0 + t.rows;  // keys visible to the block's last row
+    thread_local std::vector<float> scores;
+    scores.resize(t.rows * n);
+    const float* qb = q + (s.row_begin + t.b0) * qld + int64_t{t.h} * D;
+    // S(rows, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t.rows, n, D, 1.0f, qb, qld,
+                kc + int64_t{g} * D, kvld, 0.0f, scores.data(), n);
+    for (int64_t i = 0; i < t.rows; ++i) {
+      const int64_t visible = s.past + t.b0 + i + 1;
+      const float scale = a.scale[s.row_begin + t.b0 + i];
+      float* row = scores.data() + i * n;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < visible; ++j) {
+        row[j] *= scale;
+        mx = std::max(mx, row[j]);
+      }
+      // exp(s - max) in fp32 like torch; the normaliser is summed in double
+      // after the (vectorised) exponentials.
+      for (int64_t j = 0; j < visible; ++j) row[j] = ExpNonPositive(row[j] - mx);
+      double sum = 0;
+      for (int64_t j = 0; j < visible; ++j) sum += row[j];
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+      for (int64_t j = visible; j < n; ++j) row[j] = 0.0f;  // causal mask
+    }
+    // O(rows, D) = P V.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t.rows, D, n, 1.0f, scores.data(), n,
+                vc + int64_t{g} * D, kvld, 0.0f, out + (s.row_begin + t.b0) * qld + int64_t{t.h} * D,
+                qld);
+  });
 }
 
 void CpuBackend::SwiGlu(Tensor gate, Tensor up, Tensor out) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU backend: fp32 compute, OpenBLAS sgemm for the linear layers and the
-// attention products, a thread pool for everything else. It is the reference
+// The CPU backend: fp32 compute, single-threaded OpenBLAS sgemm calls on
+// fixed-shape tiles (linear layers, attention products) spread over our own
+// thread pool. It is the reference
 // the CUDA backend is checked against.
 #ifndef FOCAL_KERNELS_CPU_CPU_BACKEND_H_
 #define FOCAL_KERNELS_CPU_CPU_BACKEND_H_
@@ -44,6 +45,8 @@ class CpuBackend : public Backend {
   // with zeros), so a row's result cannot depend on how many other rows share
   // the call: that is what makes scores batch-invariant bit for bit.
   static constexpr int64_t kMatMulRows = 64;
+  // Output columns per sgemm call (a fixed split of the weight's rows).
+  static constexpr int64_t kMatMulCols = 256;
   // Query rows per attention block (bounds the score scratch to kAttnRows x N).
   static constexpr int64_t kAttnRows = 128;
 
@@ -53,7 +56,6 @@ class CpuBackend : public Backend {
                      const std::function<void(int64_t, int64_t)>& fn);
 
   ThreadPool pool_;
-  std::vector<float> pad_in_, pad_out_, scores_;
 };
 
 }  // namespace focal::kernels

@@ -101,6 +101,23 @@ TEST(ConfigTest, MissingAndBadFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trunc.json:1:")));
 }
 
+TEST(ConfigTest, TransformersFiveLayout) {
+  auto c = Parse(R"(, "dtype": "bfloat16", "rope_parameters": {"rope_type": "llama3",
+      "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+      "original_max_position_embeddings": 64})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->torch_dtype, "bfloat16");
+  EXPECT_DOUBLE_EQ(c->rope_theta, 500000.0);
+  EXPECT_EQ(c->rope_scaling.type, RopeScaling::Type::kLlama3);
+  auto d = Parse(R"(, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6})");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->rope_scaling.type, RopeScaling::Type::kNone);
+  EXPECT_DOUBLE_EQ(d->rope_theta, 1e6);
+  EXPECT_THAT(Parse(R"(, "rope_parameters": {"rope_type": "dynamic", "factor": 2})"),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       HasSubstr("rope_parameters.rope_type 'dynamic'")));
+}
+
 TEST(ConfigTest, OverrideReplacesFocalSetting) {
   auto c = Parse(R"(, "focal_attention": {"mode": "learned", "tau_min": 5})");
   ASSERT_TRUE(c.ok());

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// CPU prefill throughput: tokens/s and achieved GFLOP/s of the forward pass
+// for the bundled stories260K and a ~110M-parameter random LLaMA, at 512 and
+// 2048 tokens, next to OpenBLAS's own sgemm GFLOP/s measured in the same run.
+// Medians over --repeats runs. Usage: prefill_bench [--threads N] [--repeats R]
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "harness/commands.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model/llama_model.h"
+
+namespace {
+
+using focal::kernels::Buffer;
+using focal::kernels::CpuBackend;
+using focal::kernels::DType;
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+Buffer RandomBuffer(CpuBackend& be, int64_t rows, int64_t cols, float std, float mean,
+                    std::mt19937& rng) {
+  Buffer b = *be.Allocate(DType::kF32, rows, cols);
+  std::normal_distribution<float> d(mean, std);
+  float* p = b.tensor().as<float>();
+  for (int64_t i = 0; i < rows * cols; ++i) p[i] = d(rng);
+  return b;
+}
+
+// A LLaMA of roughly GPT-2-small size (the "~100M" config of the issue).
+focal::model::ModelConfig RandomConfig() {
+  focal::model::ModelConfig c;
+  c.architecture = "LlamaForCausalLM";
+  c.hidden_size = 768;
+  c.intermediate_size = 2048;
+  c.num_layers = 12;
+  c.num_heads = 12;
+  c.num_kv_heads = 12;
+  c.head_dim = 64;
+  c.vocab_size = 32000;
+  c.max_position_embeddings = 4096;
+  c.rms_norm_eps = 1e-5;
+  c.tie_word_embeddings = true;
+  return c;
+}
+
+focal::model::LlamaWeights RandomWeights(const focal::model::ModelConfig& c, CpuBackend& be) {
+  std::mt19937 rng(1);
+  focal::model::LlamaWeights w;
+  const int64_t C = c.hidden_size, F = c.intermediate_size;
+  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  w.embed = RandomBuffer(be, c.vocab_size, C, 0.02f, 0, rng);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    focal::model::LayerWeights lw;
+    lw.input_norm = RandomBuffer(be, 1, C, 0.0f, 1.0f, rng);
+    lw.wq = RandomBuffer(be, qd, C, 0.02f, 0, rng);
+    lw.wk = RandomBuffer(be, kvd, C, 0.02f, 0, rng);
+    lw.wv = RandomBuffer(be, kvd, C, 0.02f, 0, rng);
+    lw.wo = RandomBuffer(be, C, qd, 0.02f, 0, rng);
+    lw.post_norm = RandomBuffer(be, 1, C, 0.0f, 1.0f, rng);
+    lw.w_gate = RandomBuffer(be, F, C, 0.02f, 0, rng);
+    lw.w_up = RandomBuffer(be, F, C, 0.02f, 0, rng);
+    lw.w_down = RandomBuffer(be, C, F, 0.02f, 0, rng);
+    w.layers.push_back(std::move(lw));
+  }
+  w.final_norm = RandomBuffer(be, 1, C, 0.0f, 1.0f, rng);
+  w.num_parameters = c.vocab_size * C + C +
+                     c.num_layers * (2 * C + 2 * qd * C + 2 * kvd * C + 3 * F * C);
+  return w;
+}
+
+// Forward FLOPs of a T-token prefill scoring one row: linear layers, causal
+// attention (QK^T and PV over the visible keys), one LM-head row.
+double PrefillFlops(const focal::model::ModelConfig& c, int64_t T) {
+  const double C = c.hidden_size, F = c.intermediate_size, L = c.num_layers;
+  const double qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  const double linear = 2.0 * T * L * (2 * qd * C + 2 * kvd * C + 3 * F * C);
+  const double attn = 2.0 * 2.0 * L * c.num_heads * c.head_dim * (T * (T + 1) / 2.0);
+  return linear + attn + 2.0 * C * c.vocab_size;
+}
+
+double TimePrefill(focal::model::Transformer& tf, int64_t T, int repeats) {
+  std::vector<int32_t> tokens(T);
+  std::mt19937 rng(2);
+  for (auto& t : tokens) t = 3 + static_cast<int32_t>(rng() % (tf.config().vocab_size - 3));
+  std::vector<double> secs;
+  for (int r = 0; r < repeats + 1; ++r) {  // first run warms up
+    auto cache = tf.NewCache(T);
+    const int64_t row = T - 1;
+    const int32_t target = 5;
+    focal::model::SeqInput in{&*cache, tokens, absl::MakeConstSpan(&row, 1),
+                              absl::MakeConstSpan(&target, 1)};
+    std::vector<std::vector<focal::model::TokenScore>> out;
+    auto t0 = Clock::now();
+    absl::Status st = tf.Forward(absl::MakeConstSpan(&in, 1), out);
+    auto t1 = Clock::now();
+    if (!st.ok()) {
+      std::fprintf(stderr, "forward failed: %s\n", std::string(st.message()).c_str());
+      std::exit(1);
+    }
+    if (r > 0) secs.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  return Median(secs);
+}
+
+double SgemmGflops(int64_t M, int64_t N, int64_t K, int repeats) {
+  std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), c(M * N);
+  std::vector<double> secs;
+  for (int r = 0; r < repeats + 1; ++r) {
+    auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a.data(), K, b.data(), K,
+                0.0f, c.data(), N);
+    auto t1 = Clock::now();
+    if (r > 0) secs.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  return 2.0 * M * N * K / Median(secs) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 0, repeats = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
+  }
+  CpuBackend be(threads);
+  std::printf("CPU prefill benchmark: %d threads (0 = all), median of %d runs\n\n", threads,
+              repeats);
+  std::printf("| model | params | tokens | median s | tokens/s | GFLOP/s |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|\n");
+
+  focal::model::LoadOptions opts;
+  opts.transformer.allow_length_extrapolation = true;  // stories260K has 512 positions
+  auto stories = focal::model::LlamaModel::Load(focal::harness::DefaultModelDir(), be, opts);
+  if (!stories.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(stories.status().message()).c_str());
+    return 1;
+  }
+  focal::model::ModelConfig big = RandomConfig();
+  focal::model::LlamaWeights big_w = RandomWeights(big, be);
+  focal::model::Transformer big_tf(big, big_w, be);
+  struct Case {
+    const char* name;
+    focal::model::Transformer* tf;
+    int64_t params;
+  };
+  for (const Case& c : {Case{"stories260K", &(*stories)->transformer(),
+                             (*stories)->weights().num_parameters},
+                        Case{"random-110M", &big_tf, big_w.num_parameters}}) {
+    for (int64_t T : {512, 2048}) {
+      const double s = TimePrefill(*c.tf, T, repeats);
+      std::printf("| %s%s | %.1fM | %lld | %.4f | %.0f | %.1f |\n", c.name,
+                  (T > c.tf->config().max_position_embeddings ? " (RoPE extended)" : ""),
+                  c.params / 1e6, static_cast<long long>(T), s, T / s,
+                  PrefillFlops(c.tf->config(), T) / s / 1e9);
+    }
+  }
+  // OpenBLAS's own best: one call on all threads (the backend runs it
+  // single-threaded on tiles), and one thread for the per-core figure.
+  const int all = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  std::printf("\n| OpenBLAS sgemm (M x N x K) | GFLOP/s, %d threads | GFLOP/s, 1 thread |\n"
+              "|---|---:|---:|\n", all);
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 256, 768},
+                         {512, 2048, 768}, {2048, 2048, 768}}) {
+    openblas_set_num_threads(all);
+    const double multi = SgemmGflops(m, n, k, repeats);
+    openblas_set_num_threads(1);
+    const double one = SgemmGflops(m, n, k, repeats);
+    std::printf("| %lld x %lld x %lld | %.1f | %.1f |\n", static_cast<long long>(m),
+                static_cast<long long>(n), static_cast<long long>(k), multi, one);
+  }
+  return 0;
+}
