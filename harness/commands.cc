@@ -27,12 +27,14 @@ struct Loaded {
   std::unique_ptr<model::LlamaModel> model;
 };
 
-absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer) {
+absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
+                            bool validate_only = false) {
   Loaded l;
   FOCAL_ASSIGN_OR_RETURN(l.backend, kernels::CreateBackend(flags.device, flags.threads));
   model::LoadOptions opts;
   opts.focal_temperature = flags.focal_temperature;
   opts.require_tokenizer = require_tokenizer;
+  opts.validate_only = validate_only;
   const std::string dir = flags.model_dir.empty() ? DefaultModelDir() : flags.model_dir;
   FOCAL_ASSIGN_OR_RETURN(l.model, model::LlamaModel::Load(dir, *l.backend, opts));
   return l;
@@ -56,7 +58,8 @@ std::string DefaultModelDir() {
 }
 
 absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
-  FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/false));
+  FOCAL_ASSIGN_OR_RETURN(Loaded l,
+                         Load(flags, /*require_tokenizer=*/false, /*validate_only=*/true));
   const model::ModelConfig& c = l.model->config();
   const model::LlamaWeights& w = l.model->weights();
   out << "model:        " << l.model->dir() << "\n"

@@ -37,9 +37,13 @@ absl::StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::Load(absl::string_view d
                                             "' has no tokenizer.model (sentencepiece)"));
   }
   FOCAL_ASSIGN_OR_RETURN(m->store_, TensorStore::OpenDir(dir));
-  FOCAL_ASSIGN_OR_RETURN(m->weights_, LoadLlamaWeights(m->config_, m->store_, backend));
-  m->transformer_ =
-      std::make_unique<Transformer>(m->config_, m->weights_, backend, options.transformer);
+  FOCAL_ASSIGN_OR_RETURN(
+      m->weights_,
+      LoadLlamaWeights(m->config_, m->store_, options.validate_only ? nullptr : &backend));
+  if (!options.validate_only) {
+    m->transformer_ =
+        std::make_unique<Transformer>(m->config_, m->weights_, backend, options.transformer);
+  }
   return m;
 }
 

@@ -23,6 +23,9 @@ namespace focal::model {
 struct LoadOptions {
   std::optional<double> focal_temperature;  // --focal-temperature override
   bool require_tokenizer = true;            // DIR/tokenizer.model must exist
+  // Validate config, tensors and tokenizer without uploading weights or
+  // building the forward pass (inspect: cheap even for large checkpoints).
+  bool validate_only = false;
   TransformerOptions transformer;
 };
 
@@ -36,6 +39,7 @@ class LlamaModel {
   const ModelConfig& config() const { return config_; }
   const LlamaWeights& weights() const { return weights_; }
   const TensorStore& store() const { return store_; }
+  // Not available after a validate_only load.
   Transformer& transformer() { return *transformer_; }
   // nullptr when the directory has no tokenizer and none was required.
   const Tokenizer* tokenizer() const { return tokenizer_ ? &*tokenizer_ : nullptr; }

@@ -209,6 +209,12 @@ absl::StatusOr<std::vector<int32_t>> Transformer::Generate(absl::Span<const int3
                                                            int64_t max_new_tokens,
                                                            absl::Span<const int64_t> stop_ids) {
   if (prompt.empty()) return absl::InvalidArgumentError("generation needs a non-empty prompt");
+  if (static_cast<int64_t>(prompt.size()) > config_.max_position_embeddings &&
+      !options_.allow_length_extrapolation) {
+    return absl::OutOfRangeError(absl::StrCat("prompt of ", prompt.size(),
+                                              " tokens exceeds max_position_embeddings (",
+                                              config_.max_position_embeddings, ")"));
+  }
   FOCAL_ASSIGN_OR_RETURN(KvCache cache,
                          NewCache(static_cast<int64_t>(prompt.size()) + max_new_tokens));
   std::vector<int32_t> generated;

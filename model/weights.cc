@@ -20,7 +20,7 @@ std::string ShapeStr(const std::vector<int64_t>& s) {
 
 class Loader {
  public:
-  Loader(const TensorStore& store, kernels::Backend& backend)
+  Loader(const TensorStore& store, kernels::Backend* backend)
       : store_(store), backend_(backend) {}
 
   // Uploads `name`, which must have exactly `shape`.
@@ -52,7 +52,8 @@ class Loader {
     for (int64_t d : shape) numel *= d;
     num_params_ += numel;
     int64_t rows = shape.size() == 2 ? shape[0] : 1;
-    return backend_.UploadWeight(t->data, dt, rows, numel / rows);
+    if (backend_ == nullptr) return kernels::Buffer();  // validate only
+    return backend_->UploadWeight(t->data, dt, rows, numel / rows);
   }
 
   absl::StatusOr<float> TakeScalar(const std::string& name) {
@@ -104,7 +105,7 @@ class Loader {
 
  private:
   const TensorStore& store_;
-  kernels::Backend& backend_;
+  kernels::Backend* backend_;
   std::set<std::string> used_;
   std::set<std::string> dtypes_;
   int64_t num_params_ = 0;
@@ -113,7 +114,7 @@ class Loader {
 }  // namespace
 
 absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const TensorStore& store,
-                                              kernels::Backend& backend) {
+                                              kernels::Backend* backend) {
   Loader ld(store, backend);
   LlamaWeights w;
   const int64_t C = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
@@ -142,7 +143,7 @@ absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const Tensor
     FOCAL_ASSIGN_OR_RETURN(w.lm_head, ld.Take("lm_head.weight", {V, C}));
   }
   FOCAL_RETURN_IF_ERROR(ld.CheckAllUsed(c.tie_word_embeddings, c.focal.overridden));
-  FOCAL_RETURN_IF_ERROR(backend.Sync());
+  if (backend != nullptr) FOCAL_RETURN_IF_ERROR(backend->Sync());
   w.num_parameters = ld.num_params();
   w.dtype = ld.dtype();
   return w;

@@ -43,9 +43,10 @@ struct LlamaWeights {
 
 // Checks names, dtypes and shapes of every tensor in `store` against `config`
 // (missing or unexpected tensors are errors naming the tensor), then uploads
-// them to `backend`. `store` must outlive the result.
+// them to `backend`; with backend == nullptr it only validates (the buffers
+// stay empty). `store` must outlive the result.
 absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& config, const TensorStore& store,
-                                              kernels::Backend& backend);
+                                              kernels::Backend* backend);
 
 }  // namespace focal::model
 

@@ -123,6 +123,14 @@ TEST(CliTest, ClearErrorsAndNonZeroExit) {
   Result cuda = RunCli("inspect --device cuda");
   EXPECT_EQ(cuda.code, 1);
   EXPECT_THAT(cuda.err, HasSubstr("cuda"));
+  std::string long_prompt;
+  for (int i = 0; i < 700; ++i) long_prompt += "cat ";
+  Result too_long = RunCli("generate --prompt '" + long_prompt + "'");
+  EXPECT_EQ(too_long.code, 1);
+  EXPECT_THAT(too_long.err, HasSubstr("exceeds max_position_embeddings (512)"));
+  Result score_long = RunCli("score --text '" + long_prompt + "'");
+  EXPECT_EQ(score_long.code, 1);
+  EXPECT_THAT(score_long.err, HasSubstr("max_position_embeddings (512)"));
   Result conv = RunCli("convert-llama2c /no/m.bin /no/t.model " + testing::MakeTempDir("o"));
   EXPECT_EQ(conv.code, 1);
   EXPECT_THAT(conv.err, HasSubstr("/no/m.bin"));

@@ -63,6 +63,20 @@ TEST_F(ModelLoadingTest, LoadsAndCountsParameters) {
   EXPECT_EQ((*m)->weights().dtype, "F32");
 }
 
+TEST_F(ModelLoadingTest, ValidateOnlyChecksWithoutUploading) {
+  LoadOptions o;
+  o.require_tokenizer = false;
+  o.validate_only = true;
+  auto m = LlamaModel::Load(testing::SourcePath(kGqa), backend_, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->weights().embed.tensor().data, nullptr);
+  EXPECT_GT((*m)->weights().num_parameters, 0);
+  std::string dir = Copy();
+  EditConfig(dir, "\"intermediate_size\": 172", "\"intermediate_size\": 170");
+  EXPECT_THAT(LlamaModel::Load(dir, backend_, o),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gate_proj")));
+}
+
 TEST_F(ModelLoadingTest, ShapeMismatchNamesTensor) {
   std::string dir = Copy();
   EditConfig(dir, "\"intermediate_size\": 172", "\"intermediate_size\": 170");
