@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "datasets/reader_util.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "harness/base/file_util.h"
+#include "harness/base/status_macros.h"
+
+namespace focal::datasets {
+namespace {
+
+bool IsBlank(absl::string_view s) {
+  for (char c : s) {
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\v' && c != '\f') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Line>> SplitLines(absl::string_view contents, absl::string_view path) {
+  std::vector<Line> lines;
+  int64_t number = 0;
+  while (!contents.empty()) {
+    size_t nl = contents.find('\n');
+    absl::string_view text = contents.substr(0, nl);
+    contents.remove_prefix(nl == absl::string_view::npos ? contents.size() : nl + 1);
+    // CRLF files (edited on Windows) read like LF files; a '\r' left on the
+    // last word would otherwise change LAMBADA targets without any error.
+    if (absl::EndsWith(text, "\r")) text.remove_suffix(1);
+    lines.push_back({text, ++number});
+  }
+  while (!lines.empty() && IsBlank(lines.back().text)) lines.pop_back();
+  for (const Line& line : lines) {
+    if (IsBlank(line.text)) return LineError(path, line.number, "blank line");
+  }
+  return lines;
+}
+
+absl::StatusOr<std::vector<Line>> ReadLines(absl::string_view path, std::string* storage) {
+  FOCAL_ASSIGN_OR_RETURN(*storage, ReadFile(path));
+  return SplitLines(*storage, path);
+}
+
+absl::Status LineError(absl::string_view path, int64_t line, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ":", line, ": ", what));
+}
+
+absl::StatusOr<JsonRecord> JsonRecord::Parse(const Line& line, absl::string_view path) {
+  const std::string source = absl::StrCat(path, ":", line.number);
+  absl::StatusOr<JsonValue> value = ParseJson(line.text, source);
+  if (!value.ok()) {
+    // The parser sees one line, so its position reads "<source>:1:<col>";
+    // turn that into the position in the file, "<path>:<line>:<col>".
+    absl::string_view msg = value.status().message();
+    const std::string prefix = absl::StrCat(source, ":1:");
+    if (absl::ConsumePrefix(&msg, prefix)) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ":", msg));
+    }
+    return value.status();
+  }
+  if (!value->is_object()) return LineError(path, line.number, "expected a JSON object");
+  return JsonRecord(*std::move(value), std::string(path), line.number);
+}
+
+absl::Status JsonRecord::Error(absl::string_view what) const {
+  return LineError(path_, line_, what);
+}
+
+absl::Status JsonRecord::FieldError(absl::string_view field, absl::string_view what) const {
+  return Error(absl::StrCat("field '", field, "' ", what));
+}
+
+const JsonValue* JsonRecord::Find(absl::string_view field, const JsonValue* obj) const {
+  const JsonValue* v = (obj == nullptr ? value_ : *obj).Find(field);
+  return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+absl::StatusOr<const JsonValue*> JsonRecord::Get(absl::string_view field, const JsonValue* obj,
+                                                 absl::string_view name) const {
+  const JsonValue* v = Find(field, obj);
+  if (v == nullptr) {
+    return Error(absl::StrCat("missing field '", name.empty() ? field : name, "'"));
+  }
+  return v;
+}
+
+absl::StatusOr<std::string> JsonRecord::String(absl::string_view field, const JsonValue* obj,
+                                               absl::string_view name) const {
+  FOCAL_ASSIGN_OR_RETURN(const JsonValue* v, Get(field, obj, name));
+  if (!v->is_string()) return FieldError(name.empty() ? field : name, "must be a string");
+  return v->string_value();
+}
+
+absl::StatusOr<std::vector<JsonRecord>> ReadJsonl(absl::string_view path) {
+  std::string contents;
+  FOCAL_ASSIGN_OR_RETURN(std::vector<Line> lines, ReadLines(path, &contents));
+  std::vector<JsonRecord> records;
+  records.reserve(lines.size());
+  for (const Line& line : lines) {
+    FOCAL_ASSIGN_OR_RETURN(JsonRecord record, JsonRecord::Parse(line, path));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+}  // namespace focal::datasets

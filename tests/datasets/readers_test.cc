@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: Apache-2.0
+// The dataset readers on the bundled samples (values checked by hand against
+// the files), lm-eval's text transforms, every error path, and (when
+// ../shared is present) the exact document counts of the full files.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "datasets/reader.h"
+#include "datasets/text_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::datasets {
+namespace {
+
+using ::focal::testing::MakeTempDir;
+using ::focal::testing::SharedAvailable;
+using ::focal::testing::SharedPath;
+using ::focal::testing::SourcePath;
+using ::focal::testing::StatusIs;
+using ::focal::testing::WriteStringToFile;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+std::string Sample(const std::string& name) { return SourcePath("datasets/samples/" + name); }
+
+// Writes `contents` to a fresh temp file named `name` and returns its path.
+std::string TempFile(const std::string& name, const std::string& contents) {
+  std::string path = MakeTempDir("readers") + "/" + name;
+  WriteStringToFile(path, contents);
+  return path;
+}
+
+std::vector<Doc> ReadOrDie(const std::string& reader, const std::string& path,
+                           const std::map<std::string, std::string>& options = {}) {
+  absl::StatusOr<std::vector<Doc>> docs = ReadDocs(reader, path, options);
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  return docs.ok() ? *std::move(docs) : std::vector<Doc>{};
+}
+
+constexpr char kArcLine[] =
+    R"({"id": "q1", "question": {"stem": "Pick one.", "choices": [{"text": "x", "label": "A"},)"
+    R"( {"text": "y", "label": "B"}]}, "answerKey": "B"})";
+
+// An AI2-layout ARC record with choices "x", "y", ... labelled by `labels`.
+std::string ArcRecord(const std::vector<std::string>& labels, const std::string& answer_key) {
+  std::string choices;
+  for (const std::string& label : labels) {
+    if (!choices.empty()) choices += ", ";
+    choices += R"({"text": "x", "label": ")" + label + R"("})";
+  }
+  return R"({"question": {"stem": "s", "choices": [)" + choices + R"(]}, "answerKey": ")" +
+         answer_key + R"("})";
+}
+
+// An original-layout HellaSwag record; `endings` and `label` are JSON text.
+std::string HellaswagRecord(const std::string& endings = R"(["1", "2", "3", "4"])",
+                            const std::string& label = "0") {
+  return R"({"activity_label": "a", "ctx_a": "b", "ctx_b": "c", "endings": )" + endings +
+         R"(, "label": )" + label + "}";
+}
+
+// --- Samples ---------------------------------------------------------------
+
+TEST(ReadersTest, ArcEasySample) {
+  std::vector<Doc> docs = ReadOrDie("arc", Sample("arc_easy.jsonl"));
+  ASSERT_THAT(docs, SizeIs(40));
+  EXPECT_EQ(docs[0].id, "Mercury_417466");
+  EXPECT_EQ(docs[0].index, 0);
+  EXPECT_EQ(
+      docs[0].fields.at("question"),
+      "Which statement best explains why photosynthesis is the foundation of most food webs?");
+  EXPECT_THAT(docs[0].choices,
+              ElementsAre("Sunlight is the source of energy for nearly all ecosystems.",
+                          "Most ecosystems are found on land instead of in water.",
+                          "Carbon dioxide is more available than other gases.",
+                          "The producers in all ecosystems are plants."));
+  EXPECT_EQ(docs[0].gold, 0);
+  // NYSED Regents items use numeric labels "1".."4"; answerKey "2" -> index 1.
+  EXPECT_EQ(docs[14].id, "NYSEDREGENTS_2015_8_28");
+  EXPECT_EQ(docs[14].fields.at("question"), "All living and nonliving material is composed of");
+  EXPECT_THAT(docs[14].choices, ElementsAre("air", "elements", "water", "soil"));
+  EXPECT_EQ(docs[14].gold, 1);
+  EXPECT_EQ(docs[26].gold, 1);
+  // UTF-8 kept as is (degree signs).
+  EXPECT_EQ(docs[22].choices[0], "The average temperature yesterday was 15\302\260C.");
+  EXPECT_EQ(docs[22].gold, 3);
+  EXPECT_EQ(docs[39].id, "Mercury_7017728");
+  EXPECT_EQ(docs[39].index, 39);
+  EXPECT_EQ(docs[39].gold, 1);
+  for (const Doc& d : docs) EXPECT_EQ(d.fields.size(), 1u);
+}
+
+TEST(ReadersTest, ArcChallengeSampleHasAThreeChoiceItem) {
+  std::vector<Doc> docs = ReadOrDie("arc", Sample("arc_challenge.jsonl"));
+  ASSERT_THAT(docs, SizeIs(40));
+  EXPECT_EQ(docs[0].id, "Mercury_SC_407695");
+  EXPECT_EQ(docs[0].gold, 3);
+  EXPECT_EQ(docs[0].choices[3], "Record the details of the investigation.");
+  EXPECT_EQ(docs[35].id, "NYSEDREGENTS_2014_4_4");
+  EXPECT_EQ(docs[35].fields.at("question"),
+            "Which state of matter has no definite volume and no definite shape?");
+  EXPECT_THAT(docs[35].choices, ElementsAre("gas", "liquid", "solid"));
+  EXPECT_EQ(docs[35].gold, 0);
+}
+
+TEST(ReadersTest, HellaswagLlamacppSample) {
+  std::vector<Doc> docs = ReadOrDie("hellaswag_llamacpp", Sample("hellaswag.txt"));
+  ASSERT_THAT(docs, SizeIs(40));
+  EXPECT_EQ(docs[0].id, "0");
+  // This layout keeps HF's ctx as is: "he", not lm-eval's capitalised "He".
+  EXPECT_EQ(docs[0].fields.at("query"), "Roof shingle removal: A man is sitting on a roof. he");
+  EXPECT_THAT(docs[0].choices,
+              ElementsAre("is using wrap to wrap a pair of skis.", "is ripping level tiles off.",
+                          "is holding a rubik's cube.", "starts pulling up roofing on a roof."));
+  EXPECT_EQ(docs[0].gold, 3);
+  EXPECT_EQ(docs[39].id, "39");
+  EXPECT_EQ(docs[39].gold, 1);
+  EXPECT_EQ(docs[39].choices[3],
+            "is now seen putting wax all along the wall while still looking back to the camera.");
+}
+
+TEST(ReadersTest, PiqaSampleUsesTheDefaultLabelsFile) {
+  std::vector<Doc> docs = ReadOrDie("piqa", Sample("piqa.jsonl"));
+  ASSERT_THAT(docs, SizeIs(40));
+  EXPECT_EQ(docs[0].fields.at("goal"), "How do I ready a guinea pig cage for it's new occupants?");
+  EXPECT_EQ(docs[0].gold, 0);
+  // No preprocessing for PIQA: the trailing and double spaces stay.
+  EXPECT_EQ(docs[1].fields.at("goal"), "dresser");
+  EXPECT_THAT(docs[1].choices,
+              ElementsAre("replace drawer with bobby pin ", "finish, woodgrain with  bobby pin "));
+  EXPECT_EQ(docs[1].gold, 1);
+  EXPECT_EQ(docs[39].fields.at("goal"), "To fill a bucket with sand");
+  EXPECT_EQ(docs[39].gold, 1);
+  // The same file named explicitly gives the same labels.
+  std::vector<Doc> again =
+      ReadOrDie("piqa", Sample("piqa.jsonl"), {{"labels", Sample("piqa-labels.lst")}});
+  ASSERT_THAT(again, SizeIs(40));
+  for (size_t i = 0; i < docs.size(); ++i) EXPECT_EQ(again[i].gold, docs[i].gold) << i;
+}
+
+TEST(ReadersTest, BoolqSample) {
+  std::vector<Doc> docs = ReadOrDie("boolq", Sample("boolq.jsonl"));
+  ASSERT_THAT(docs, SizeIs(32));
+  EXPECT_EQ(docs[0].fields.at("question"), "does ethanol take more energy make that produces");
+  EXPECT_THAT(docs[0].fields.at("passage"),
+              ::testing::StartsWith("All biomass goes through at least some of these steps"));
+  EXPECT_EQ(docs[0].gold, 0);  // "answer": false
+  EXPECT_TRUE(docs[0].choices.empty());
+  EXPECT_EQ(docs[1].gold, 1);
+  EXPECT_EQ(docs[31].fields.at("question"), "do they still make benson & hedges cigarettes");
+  EXPECT_EQ(docs[31].gold, 1);
+  EXPECT_EQ(docs[0].fields.size(), 2u);  // "title" is not a template field
+}
+
+TEST(ReadersTest, LambadaOpenaiSample) {
+  std::vector<Doc> docs = ReadOrDie("lambada", Sample("lambada_openai.jsonl"));
+  ASSERT_THAT(docs, SizeIs(40));
+  EXPECT_EQ(docs[0].fields.at("target"), " signs");
+  EXPECT_THAT(docs[0].fields.at("context"),
+              AllOf(::testing::StartsWith("In my palm is a clear stone, and inside it"),
+                    ::testing::EndsWith("in a confident grin, I don't care about")));
+  EXPECT_EQ(docs[0].fields.at("context") + docs[0].fields.at("target"), docs[0].fields.at("text"));
+  // Record 21 has double spaces ("mixture.  Sarah"): kept in the context.
+  EXPECT_THAT(docs[21].fields.at("context"), HasSubstr("down in the mixture.  Sarah took a slice"));
+  EXPECT_EQ(docs[21].fields.at("target"), " Sarah");
+  for (const Doc& d : docs) {
+    EXPECT_EQ(d.fields.at("context") + d.fields.at("target"), d.fields.at("text")) << d.index;
+    EXPECT_EQ(d.gold, -1);
+  }
+}
+
+TEST(ReadersTest, LambadaStandardSample) {
+  std::vector<Doc> docs = ReadOrDie("lambada_plain", Sample("lambada_standard.txt"));
+  ASSERT_THAT(docs, SizeIs(40));
+  EXPECT_EQ(docs[0].fields.at("target"), " signs");
+  EXPECT_THAT(docs[0].fields.at("context"),
+              AllOf(::testing::StartsWith("in my palm is a clear stone , and"),
+                    ::testing::EndsWith("confident grin , i do n't care about")));
+  EXPECT_EQ(docs[39].fields.at("target"), " list");
+  EXPECT_EQ(docs[39].id, "39");
+}
+
+TEST(ReadersTest, ReaderIdsAreSorted) {
+  EXPECT_THAT(ReaderIds(), ElementsAre("arc", "boolq", "hellaswag", "hellaswag_llamacpp", "lambada",
+                                       "lambada_plain", "piqa"));
+}
+
+// --- HellaSwag original jsonl and lm-eval's preprocess() --------------------
+
+TEST(ReadersTest, HellaswagOriginalJsonlIsPreprocessedLikeLmEval) {
+  // Expected values computed with lm-eval's utils.py process_docs in Python.
+  std::vector<Doc> docs =
+      ReadOrDie("hellaswag", SourcePath("tests/datasets/testdata/hellaswag_original.jsonl"));
+  ASSERT_THAT(docs, SizeIs(3));
+  // capitalize() lower-cases the rest of ctx_b ("sHe then ADDS").
+  EXPECT_EQ(docs[0].fields.at("query"),
+            "Baking cookies: A woman stirs dough in a large bowl. She then adds chocolate chips");
+  EXPECT_THAT(
+      docs[0].choices,
+      ElementsAre("and scoops the dough onto a tray.", "and throws the bowl out of the window.",
+                  " and eats all of it.",  // strip() ran before the tag went
+                  "and puts the tray in the oven. Bake for ten minutes."));
+  EXPECT_EQ(docs[0].gold, 0);  // integer label
+  // [header]/[title]/[step] tags, empty ctx_b, string label "2".
+  EXPECT_EQ(docs[1].fields.at("query"),
+            "Home and Garden: How to water a cactus. Check the soil first. Push a finger into "
+            "the soil.");
+  EXPECT_THAT(docs[1].choices, ElementsAre("If it is dry, water it.", " Water it  every day.",
+                                           "Cactuses like ice water.", "Wait and check again."));
+  EXPECT_EQ(docs[1].gold, 2);
+  // Latin-1 letters are lower-cased too ("\xc3\x89MILE" -> "\xc3\xa9mile"); NBSP is stripped.
+  EXPECT_EQ(docs[2].fields.at("query"),
+            "Playing piano: A girl sits at a piano in a small caf\xc3\xa9. She plays a waltz by "
+            "chopin and \xc3\xa9mile");
+  EXPECT_THAT(docs[2].choices, ElementsAre("as people listen.", "plays loudly.", " closes the lid.",
+                                           "and the crowd  cheers."));
+  EXPECT_EQ(docs[2].gold, 1);
+}
+
+// Non-ASCII bytes are written as octal escapes where a hex escape would
+// swallow a following letter ("\xa9C" is one escape).
+TEST(TextUtilTest, PyCapitalize) {
+  EXPECT_EQ(PyCapitalize(""), "");
+  EXPECT_EQ(PyCapitalize("hELLO wORLD"), "Hello world");
+  EXPECT_EQ(PyCapitalize("then"), "Then");
+  EXPECT_EQ(PyCapitalize("1ABC"), "1abc");
+  EXPECT_EQ(PyCapitalize("\"QUOTED\""), "\"quoted\"");
+  EXPECT_EQ(PyCapitalize("\303\251COLE \303\200"), "\303\211cole \303\240");  // ÉCOLE À
+  EXPECT_EQ(PyCapitalize("\xc3\x97X"), "\xc3\x97x");  // U+00D7 is not a letter
+  // Other scripts are copied unchanged, never broken mid-sequence.
+  EXPECT_EQ(PyCapitalize("\346\227\245\346\234\254ABC"), "\346\227\245\346\234\254abc");
+  EXPECT_EQ(PyCapitalize("\xe2\x80\x9cHI\xe2\x80\x9d"), "\xe2\x80\x9chi\xe2\x80\x9d");
+}
+
+TEST(TextUtilTest, PyStrip) {
+  EXPECT_EQ(PyStrip("  \t a b \n\r"), "a b");
+  EXPECT_EQ(PyStrip("\x1cx\x1f\v\f"), "x");
+  EXPECT_EQ(PyStrip("\xc2\xa0x\xe3\x80\x80"), "x");              // NBSP, ideographic space
+  EXPECT_EQ(PyStrip("\xe2\x80\x89x\xe2\x80\xa8\xc2\x85"), "x");  // thin space, LS, NEL
+  EXPECT_EQ(PyStrip("\xe2\x80\x8bx"), "\xe2\x80\x8bx");          // ZWSP is not whitespace
+  EXPECT_EQ(PyStrip("   "), "");
+}
+
+TEST(TextUtilTest, HellaswagPreprocess) {
+  EXPECT_EQ(HellaswagPreprocess("  a [title] b  "), "a. b");
+  EXPECT_EQ(HellaswagPreprocess("a [title]"), "a. ");        // strip() comes first
+  EXPECT_EQ(HellaswagPreprocess("x [a] y [b] z"), "x y z");  // non-greedy
+  EXPECT_EQ(HellaswagPreprocess("[a [b] c]"), " c]");        // as re.sub does
+  EXPECT_EQ(HellaswagPreprocess("open [bracket"), "open [bracket");
+  EXPECT_EQ(HellaswagPreprocess("[a\nb] c"), "[a\nb] c");  // '.' stops at newlines
+  EXPECT_EQ(HellaswagPreprocess("[]x"), "x");
+  // One non-overlapping pass: 3 spaces -> 2, 4 -> 2, 5 -> 3.
+  EXPECT_EQ(HellaswagPreprocess("a   b"), "a  b");
+  EXPECT_EQ(HellaswagPreprocess("a    b"), "a  b");
+  EXPECT_EQ(HellaswagPreprocess("a     b"), "a   b");
+  EXPECT_EQ(HellaswagPreprocess("caf\xc3\xa9 [\xc3\xa9t\xc3\xa9] ok"), "caf\xc3\xa9 ok");
+  // A line from the real file (item 3505): a URL in brackets.
+  EXPECT_EQ(HellaswagPreprocess("Visit a site like [www.kiddio.org] to find loads"),
+            "Visit a site like to find loads");
+}
+
+TEST(TextUtilTest, SplitLastWordMatchesPythonSplitOnSpace) {
+  auto split = [](const char* s) {
+    LastWordSplit r = SplitLastWord(s);
+    return std::vector<std::string>{r.context, r.target};
+  };
+  EXPECT_THAT(split("a b c"), ElementsAre("a b", " c"));
+  EXPECT_THAT(split("a  b"), ElementsAre("a ", " b"));  // split(' ') keeps the empty word
+  EXPECT_THAT(split("word"), ElementsAre("", " word"));
+  EXPECT_THAT(split("a b "), ElementsAre("a b", " "));
+  EXPECT_THAT(split("x\ny z"), ElementsAre("x\ny", " z"));  // only ' ' splits
+  EXPECT_THAT(split("say \"hi.\""), ElementsAre("say", " \"hi.\""));
+}
+
+// --- Formats' variants -----------------------------------------------------
+
+TEST(ReadersTest, ArcHuggingFaceLayoutAndExtraFields) {
+  std::string path = TempFile(
+      "arc_hf.jsonl", R"({"id": "h1", "question": "Q?", "choices": {"text": ["a", "b", "c"],)"
+                      R"( "label": ["1", "2", "3"]}, "answerKey": "3", "extra": [1, {"x": null}]})"
+                      "\n");
+  std::vector<Doc> docs = ReadOrDie("arc", path);
+  ASSERT_THAT(docs, SizeIs(1));
+  EXPECT_EQ(docs[0].id, "h1");
+  EXPECT_EQ(docs[0].fields.at("question"), "Q?");
+  EXPECT_THAT(docs[0].choices, ElementsAre("a", "b", "c"));
+  EXPECT_EQ(docs[0].gold, 2);
+}
+
+TEST(ReadersTest, ArcWithoutIdUsesTheIndexAndFiveChoicesAreFine) {
+  std::string path = TempFile("arc5.jsonl", std::string(kArcLine) + "\n" +
+                                                ArcRecord({"A", "B", "C", "D", "E"}, "E") + "\n");
+  std::vector<Doc> docs = ReadOrDie("arc", path);
+  ASSERT_THAT(docs, SizeIs(2));
+  EXPECT_EQ(docs[0].id, "q1");
+  EXPECT_EQ(docs[0].gold, 1);
+  EXPECT_EQ(docs[1].id, "1");
+  EXPECT_THAT(docs[1].choices, SizeIs(5));
+  EXPECT_EQ(docs[1].gold, 4);
+}
+
+TEST(ReadersTest, PiqaLabelsInsideTheRecords) {
+  std::string path = TempFile(
+      "piqa_hf.jsonl", "{\"goal\": \"g\", \"sol1\": \"a\", \"sol2\": \"b\", \"label\": 1}\n");
+  std::vector<Doc> docs = ReadOrDie("piqa", path);  // no labels file needed
+  ASSERT_THAT(docs, SizeIs(1));
+  EXPECT_EQ(docs[0].gold, 1);
+}
+
+TEST(ReadersTest, BoolqLabelVariant) {
+  std::string path =
+      TempFile("boolq.jsonl",
+               "{\"question\": \"q\", \"passage\": \"p\", \"label\": 1, \"idx\": 0}\n"
+               "{\"question\": \"q\", \"passage\": \"p\", \"label\": 0}\n"
+               "{\"question\": \"q\", \"passage\": \"p\", \"label\": 1, \"answer\": true}\n");
+  std::vector<Doc> docs = ReadOrDie("boolq", path);
+  ASSERT_THAT(docs, SizeIs(3));
+  EXPECT_EQ(docs[0].gold, 1);
+  EXPECT_EQ(docs[1].gold, 0);
+  EXPECT_EQ(docs[2].gold, 1);
+}
+
+TEST(ReadersTest, LambadaPlainKeepsTheLineButItsTerminator) {
+  std::string path = TempFile("plain.txt", "a  b c \n x y\r\nlast word\n\n\n");
+  std::vector<Doc> docs = ReadOrDie("lambada_plain", path);
+  ASSERT_THAT(docs, SizeIs(3));
+  EXPECT_EQ(docs[0].fields.at("text"), "a  b c ");
+  EXPECT_EQ(docs[0].fields.at("context"), "a  b c");
+  EXPECT_EQ(docs[0].fields.at("target"), " ");
+  EXPECT_EQ(docs[1].fields.at("text"), " x y");  // CRLF read as a line end
+  EXPECT_EQ(docs[1].fields.at("context"), " x");
+  EXPECT_EQ(docs[2].fields.at("target"), " word");
+}
+
+TEST(ReadersTest, TrailingBlankLinesAreIgnored) {
+  std::string path = TempFile("arc.jsonl", std::string(kArcLine) + "\n\n  \n");
+  EXPECT_THAT(ReadOrDie("arc", path), SizeIs(1));
+  // No final newline at all is fine too.
+  path = TempFile("arc.jsonl", kArcLine);
+  EXPECT_THAT(ReadOrDie("arc", path), SizeIs(1));
+}
+
+// --- Errors ----------------------------------------------------------------
+
+TEST(ReaderErrorsTest, UnknownReaderListsTheKnownIds) {
+  EXPECT_THAT(ReadDocs("mmlu", Sample("arc_easy.jsonl")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("unknown dataset reader 'mmlu'"),
+                             HasSubstr("arc, boolq, hellaswag, hellaswag_llamacpp, lambada, "
+                                       "lambada_plain, piqa"))));
+}
+
+TEST(ReaderErrorsTest, UnknownOption) {
+  EXPECT_THAT(ReadDocs("arc", Sample("arc_easy.jsonl"), {{"labels", "x"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has no option 'labels'")));
+  EXPECT_THAT(ReadDocs("piqa", Sample("piqa.jsonl"), {{"label", "x"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("it takes 'labels'")));
+}
+
+TEST(ReaderErrorsTest, MissingDataFileIsNotFoundWithThePath) {
+  std::string path = MakeTempDir("readers") + "/nope.jsonl";
+  for (const std::string& id : ReaderIds()) {
+    EXPECT_THAT(ReadDocs(id, path), StatusIs(absl::StatusCode::kNotFound, HasSubstr(path))) << id;
+  }
+}
+
+TEST(ReaderErrorsTest, EmptyFileHasNoDocuments) {
+  std::string path = TempFile("empty.jsonl", "\n");
+  EXPECT_THAT(ReadDocs("lambada", path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no documents")));
+}
+
+TEST(ReaderErrorsTest, MalformedJsonNamesFileLineAndColumn) {
+  std::string path = TempFile("bad.jsonl", "{\"text\": \"a b\"}\n{\"text\": \"c d\",}\n");
+  EXPECT_THAT(ReadDocs("lambada", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("bad.jsonl:2:16: malformed JSON"))));
+  path = TempFile("array.jsonl", "[1, 2]\n");
+  EXPECT_THAT(ReadDocs("boolq", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("array.jsonl:1: expected a JSON object")));
+}
+
+TEST(ReaderErrorsTest, BlankLineInTheMiddle) {
+  std::string path = TempFile("gap.jsonl", std::string(kArcLine) + "\n\n" + kArcLine + "\n");
+  EXPECT_THAT(ReadDocs("arc", path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gap.jsonl:2: blank line")));
+  path = TempFile("gap.txt", "a b\n \nc d\n");
+  EXPECT_THAT(ReadDocs("lambada_plain", path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gap.txt:2: blank line")));
+}
+
+TEST(ReaderErrorsTest, MissingFieldNamesFieldFileAndLine) {
+  struct Case {
+    const char* reader;
+    std::string line2;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"arc",
+       R"({"question": {"stem": "s", "choices": [{"text": "x", "label": "A"},)"
+       R"( {"text": "y", "label": "B"}]}})",
+       "'answerKey'"},
+      {"arc", R"({"question": {"choices": []}, "answerKey": "A"})", "'question.stem'"},
+      {"arc", R"({"question": {"stem": "s", "choices": [{"label": "A"}]}, "answerKey": "A"})",
+       "'question.choices[0].text'"},
+      {"hellaswag", R"({"activity_label": "a", "ctx_a": "b", "endings": [], "label": 0})",
+       "'ctx_b'"},
+      {"piqa", R"({"goal": "g", "sol1": "a"})", "'sol2'"},
+      {"boolq", R"({"question": "q", "answer": true})", "'passage'"},
+      {"boolq", R"({"question": "q", "passage": "p"})", "'answer' (true/false) or 'label'"},
+      {"lambada", R"({"txt": "a b"})", "'text'"},
+  };
+  const std::map<std::string, std::string> line1 = {
+      {"arc", kArcLine},
+      {"hellaswag", HellaswagRecord()},
+      {"piqa", R"({"goal": "g", "sol1": "a", "sol2": "b"})"},
+      {"boolq", R"({"question": "q", "passage": "p", "answer": false})"},
+      {"lambada", R"({"text": "a b"})"},
+  };
+  for (const Case& c : cases) {
+    std::string dir = MakeTempDir("readers");
+    std::string path = dir + "/data.jsonl";
+    WriteStringToFile(path, line1.at(c.reader) + "\n" + c.line2 + "\n");
+    WriteStringToFile(dir + "/data-labels.lst", "0\n1\n");
+    EXPECT_THAT(ReadDocs(c.reader, path),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("data.jsonl:2: "), HasSubstr("missing field"),
+                               HasSubstr(c.field))))
+        << c.reader << " " << c.line2;
+  }
+}
+
+TEST(ReaderErrorsTest, WrongFieldType) {
+  std::string path = TempFile("t.jsonl", R"({"text": 5})"
+                                         "\n");
+  EXPECT_THAT(ReadDocs("lambada", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("t.jsonl:1: field 'text' must be a string")));
+  path = TempFile("t.jsonl", R"({"question": "q", "passage": "p", "answer": "yes"})"
+                             "\n");
+  EXPECT_THAT(ReadDocs("boolq", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("t.jsonl:1: field 'answer' must be true or false")));
+  path = TempFile("t.jsonl", R"({"text": ""})"
+                             "\n");
+  EXPECT_THAT(ReadDocs("lambada", path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("field 'text' is empty")));
+}
+
+TEST(ReaderErrorsTest, ArcChoiceProblems) {
+  std::string path = TempFile("arc.jsonl", std::string(kArcLine) + "\n" + ArcRecord({"A"}, "A"));
+  EXPECT_THAT(ReadDocs("arc", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("arc.jsonl:2: expected at least 2 choices, got 1")));
+  path = TempFile("arc.jsonl", ArcRecord({"A", "B"}, "E"));
+  EXPECT_THAT(ReadDocs("arc", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("arc.jsonl:1: answerKey 'E' is not one of the choice labels "
+                                 "(A, B)")));
+  path = TempFile("arc.jsonl", ArcRecord({"A", "A"}, "A"));
+  EXPECT_THAT(ReadDocs("arc", path), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("arc.jsonl:1: duplicate choice label")));
+  path = TempFile(
+      "arc.jsonl",
+      R"({"question": "q", "choices": {"text": ["a", "b"], "label": ["A"]}, "answerKey": "A"})");
+  EXPECT_THAT(ReadDocs("arc", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("arc.jsonl:1: 'choices.text' has 2 entries but 'choices.label' "
+                                 "has 1")));
+}
+
+TEST(ReaderErrorsTest, HellaswagNeedsFourEndingsAndALabelInRange) {
+  const std::string ok = HellaswagRecord();
+  std::string path = TempFile("hs.jsonl", ok + "\n" + HellaswagRecord(R"(["1", "2", "3"])") + "\n");
+  EXPECT_THAT(ReadDocs("hellaswag", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hs.jsonl:2: expected 4 endings, got 3")));
+  for (const char* label : {"4", "-1", "\"7\"", "\"\"", "1.5"}) {
+    path = TempFile("hs.jsonl",
+                    ok + "\n" + ok + "\n" + HellaswagRecord(R"(["1", "2", "3", "4"])", label));
+    EXPECT_THAT(ReadDocs("hellaswag", path),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("hs.jsonl:3: "), HasSubstr("label"))))
+        << label;
+  }
+}
+
+TEST(ReaderErrorsTest, HellaswagLlamacppLayout) {
+  const std::string item = "ctx\n1\ne0\ne1\ne2\ne3\n";
+  std::string path = TempFile("hs.txt", item + "ctx\n4\ne0\ne1\ne2\ne3\n");
+  EXPECT_THAT(ReadDocs("hellaswag_llamacpp", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hs.txt:8: expected the gold index 0-3, got '4'")));
+  // A missing ending shifts the gold line onto text.
+  path = TempFile("hs.txt", "ctx\n1\ne0\ne1\ne2\n" + item);
+  EXPECT_THAT(ReadDocs("hellaswag_llamacpp", path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("hs.txt:")));
+  path = TempFile("hs.txt", item + "ctx\n1\ne0\n");
+  EXPECT_THAT(ReadDocs("hellaswag_llamacpp", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hs.txt:7: incomplete item: 3 of its 6 lines")));
+}
+
+TEST(ReaderErrorsTest, PiqaLabels) {
+  const std::string data =
+      "{\"goal\": \"g\", \"sol1\": \"a\", \"sol2\": \"b\"}\n"
+      "{\"goal\": \"g\", \"sol1\": \"a\", \"sol2\": \"b\"}\n"
+      "{\"goal\": \"g\", \"sol1\": \"a\", \"sol2\": \"b\"}\n";
+  std::string dir = MakeTempDir("readers");
+  std::string path = dir + "/valid.jsonl";
+  WriteStringToFile(path, data);
+  // Default labels file missing: NotFound naming it.
+  EXPECT_THAT(ReadDocs("piqa", path),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(dir + "/valid-labels.lst")));
+  // Shorter, longer.
+  WriteStringToFile(dir + "/valid-labels.lst", "0\n1\n");
+  EXPECT_THAT(ReadDocs("piqa", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("valid-labels.lst has 2 labels but " + path + " has 3 records")));
+  WriteStringToFile(dir + "/other.lst", "0\n1\n1\n0\n");
+  EXPECT_THAT(ReadDocs("piqa", path, {{"labels", dir + "/other.lst"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has 4 labels")));
+  // Out of range.
+  WriteStringToFile(dir + "/valid-labels.lst", "0\n2\n1\n");
+  EXPECT_THAT(ReadDocs("piqa", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("valid-labels.lst:2: expected label 0 or 1, got '2'")));
+  // Trailing blank lines in the labels file are fine, CRLF too.
+  WriteStringToFile(dir + "/valid-labels.lst", "0\r\n1\r\n1\r\n\r\n");
+  absl::StatusOr<std::vector<Doc>> docs = ReadDocs("piqa", path);
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  EXPECT_EQ((*docs)[2].gold, 1);
+  // A label inside the records must be 0/1 too.
+  path = TempFile("p.jsonl", "{\"goal\": \"g\", \"sol1\": \"a\", \"sol2\": \"b\", \"label\": 3}\n");
+  EXPECT_THAT(ReadDocs("piqa", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("p.jsonl:1: field 'label' must be 0 or 1")));
+}
+
+TEST(ReaderErrorsTest, BoolqLabelOutOfRangeOrDisagreeing) {
+  std::string path = TempFile("b.jsonl", R"({"question": "q", "passage": "p", "label": 2})"
+                                         "\n");
+  EXPECT_THAT(ReadDocs("boolq", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("b.jsonl:1: field 'label' must be 0 or 1")));
+  path = TempFile("b.jsonl", R"({"question": "q", "passage": "p", "label": 0, "answer": true})"
+                             "\n");
+  EXPECT_THAT(ReadDocs("boolq", path), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                HasSubstr("b.jsonl:1: fields 'answer' and "
+                                                          "'label' disagree")));
+}
+
+// --- The full files in ../shared (skipped where absent) ----------------------
+
+TEST(SharedDataTest, FullFilesHaveTheDocumentedCounts) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared not present";
+  struct Case {
+    const char* reader;
+    const char* path;
+    size_t count;
+  };
+  std::map<std::string, std::vector<Doc>> docs;
+  for (const Case& c :
+       {Case{"arc", "data/arc/ARC-Easy-Test.jsonl", 2376},
+        Case{"arc", "data/arc/ARC-Challenge-Dev.jsonl", 299},
+        Case{"piqa", "data/piqa/valid.jsonl", 1838}, Case{"boolq", "data/boolq/dev.jsonl", 3270},
+        Case{"lambada", "data/lambada/lambada_test.jsonl", 5153},
+        Case{"lambada_plain", "data/lambada/lambada_test_plain_text.txt", 5153}}) {
+    absl::StatusOr<std::vector<Doc>> read = ReadDocs(c.reader, SharedPath(c.path));
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->size(), c.count) << c.path;
+    docs[c.path] = *std::move(read);
+  }
+  // Label balance, counted with Python: PIQA 928 ones, BoolQ 2033 true;
+  // ARC-Challenge-Dev has 3 three-choice items and one with five.
+  auto count = [](const std::vector<Doc>& v, auto pred) {
+    return std::count_if(v.begin(), v.end(), pred);
+  };
+  EXPECT_EQ(count(docs["data/piqa/valid.jsonl"], [](const Doc& d) { return d.gold == 1; }), 928);
+  EXPECT_EQ(count(docs["data/boolq/dev.jsonl"], [](const Doc& d) { return d.gold == 1; }), 2033);
+  const std::vector<Doc>& arc = docs["data/arc/ARC-Challenge-Dev.jsonl"];
+  EXPECT_EQ(count(arc, [](const Doc& d) { return d.choices.size() == 3; }), 3);
+  // Splitting on ' ' only: 41 OpenAI targets carry quotes or newlines, as in lm-eval.
+  EXPECT_EQ(docs["data/lambada/lambada_test.jsonl"][426].fields.at("target"), " of\n\nPower");
+  EXPECT_EQ(docs["data/lambada/lambada_test.jsonl"][70].fields.at("target"), " \"Nadia");
+  EXPECT_EQ(arc[210].id, "TIMSS_2003_8_pg29");
+  EXPECT_THAT(arc[210].choices, SizeIs(5));
+}
+
+TEST(SharedDataTest, FullHellaswagLlamacpp) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared not present";
+  if (std::system("command -v bzip2 >/dev/null 2>&1") != 0) GTEST_SKIP() << "no bzip2";
+  std::string out = MakeTempDir("hellaswag") + "/hellaswag_val_full.txt";
+  std::string cmd =
+      "bzip2 -dc '" + SharedPath("data/hellaswag/hellaswag_val_full.txt.bz2") + "' > '" + out + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  absl::StatusOr<std::vector<Doc>> docs = ReadDocs("hellaswag_llamacpp", out);
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_THAT(*docs, SizeIs(10042));
+  // Gold balance counted with Python: 2515 / 2485 / 2584 / 2458.
+  std::vector<int> per_gold(4);
+  for (const Doc& d : *docs) ++per_gold[d.gold];
+  EXPECT_THAT(per_gold, ElementsAre(2515, 2485, 2584, 2458));
+  // Item 3505 keeps a bracketed URL that preprocess() removes.
+  EXPECT_THAT((*docs)[3505].fields.at("query"),
+              HasSubstr("Visit a site like to find loads of creative activities"));
+}
+
+}  // namespace
+}  // namespace focal::datasets
