@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "harness/commands.h"
+#include "harness/runner.h"
 
 namespace {
 
@@ -65,6 +66,43 @@ int main(int argc, char** argv) {
   conv->add_option("TOKENIZER_MODEL", tok, "sentencepiece tokenizer.model")->required();
   conv->add_option("OUT_DIR", out_dir, "output directory")->required();
 
+  focal::harness::RunOptions run_opts;
+  std::string shard = "0/1", add_bos = "auto";
+  std::vector<std::string> data_overrides;
+  bool list_tasks = false, no_progress = false;
+  CLI::App* run = app.add_subcommand(
+      "run", "evaluate models on tasks (lm-eval scoring), write results and samples");
+  run->add_option("--model", run_opts.models,
+                  "HF-format model directory; repeat for several (default: bundled stories260K)");
+  run->add_option("--focal-temperature", run_opts.focal_temperature,
+                  "evaluate every model as constant-temperature focal attention with this t");
+  run->add_option("--tasks", run_opts.tasks, "comma-separated task or group names, or all")
+      ->capture_default_str();
+  run->add_flag("--list-tasks", list_tasks, "list the tasks and groups, then exit");
+  run->add_option("--data-dir", run_opts.data_dir,
+                  "data directory in the ../shared/data layout (default: bundled samples)");
+  run->add_option("--data", data_overrides, "TASK=PATH: read one task's data from PATH");
+  run->add_option("--limit", run_opts.limit, "first N documents per task (0: all)")
+      ->capture_default_str();
+  run->add_option("--shard", shard, "I/N: evaluate every N-th document from the I-th")
+      ->capture_default_str();
+  run->add_option("--batch-tokens", run_opts.batch_tokens, "tokens per forward batch")
+      ->capture_default_str();
+  run->add_option("--add-bos", add_bos, "auto (as the tokenizer), always or never")
+      ->capture_default_str();
+  run->add_option("--num-fewshot", run_opts.num_fewshot, "few-shot examples (only 0 so far)")
+      ->capture_default_str();
+  run->add_option("--seed", run_opts.seed, "seed (recorded; few-shot sampling)")
+      ->capture_default_str();
+  run->add_option("--out", run_opts.out, "results JSON (written atomically)");
+  run->add_option("--samples", run_opts.samples, "per-document JSONL log");
+  run->add_option("--cache-dir", run_opts.cache_dir,
+                  "resume cache directory (default: <out>.cache when --out is given)");
+  run->add_option("--device", run_opts.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  run->add_option("--threads", run_opts.threads, "CPU threads (0: all cores)")
+      ->capture_default_str();
+  run->add_flag("--no-progress", no_progress, "no progress line on stderr");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,6 +118,34 @@ int main(int argc, char** argv) {
   }
   if (score->parsed()) {
     return Finish(focal::harness::RunScore(score_flags, text, !no_bos, std::cout));
+  }
+  if (run->parsed()) {
+    if (list_tasks) return Finish(focal::harness::ListTasks(run_opts, std::cout));
+    for (const std::string& d : data_overrides) {
+      const size_t eq = d.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "focal-eval: error: --data '" << d << "' must be TASK=PATH\n";
+        return 2;
+      }
+      run_opts.data[d.substr(0, eq)] = d.substr(eq + 1);
+    }
+    if (add_bos == "auto") {
+      run_opts.bos = focal::harness::BosPolicy::kAuto;
+    } else if (add_bos == "always") {
+      run_opts.bos = focal::harness::BosPolicy::kAlways;
+    } else if (add_bos == "never") {
+      run_opts.bos = focal::harness::BosPolicy::kNever;
+    } else {
+      std::cerr << "focal-eval: error: --add-bos must be auto, always or never\n";
+      return 2;
+    }
+    if (absl::Status s = focal::harness::ParseShard(shard, &run_opts.shard_index,
+                                                    &run_opts.shard_count);
+        !s.ok()) {
+      return Finish(s);
+    }
+    run_opts.progress = !no_progress;
+    return Finish(focal::harness::RunEvaluation(run_opts, std::cout).status());
   }
   if (conv->parsed()) {
     return Finish(focal::harness::RunConvertLlama2c(bin, tok, out_dir, std::cout));

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "harness/runner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "datasets/reader.h"
+#include "harness/base/file_util.h"
+#include "harness/base/sha256.h"
+#include "harness/base/status_macros.h"
+#include "harness/commands.h"
+#include "kernels/backend.h"
+#include "model/llama_model.h"
+#include "model/safetensors_writer.h"
+#include "reports/results_writer.h"
+#include "tasks/metrics.h"
+#include "tasks/task_registry.h"
+
+#ifndef FOCAL_ASSET_DIR
+#define FOCAL_ASSET_DIR "."
+#endif
+#ifndef FOCAL_GIT_COMMIT
+#define FOCAL_GIT_COMMIT "unknown"
+#endif
+
+namespace focal::harness {
+namespace {
+
+constexpr char kHarnessVersion[] = "0.2.0";
+
+struct TaskData {
+  const tasks::Task* task;
+  std::string path;
+  std::string sha256;
+  int64_t total_docs = 0;
+  std::vector<datasets::Doc> docs;  // after --limit and --shard
+  std::vector<std::vector<tasks::LoglikelihoodRequest>> requests;  // per doc
+};
+
+absl::StatusOr<std::string> FileSha256(const std::string& path) {
+  FOCAL_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
+  Sha256 h;
+  h.Update(f.data(), f.size());
+  return h.HexDigest();
+}
+
+// --data TASK=PATH, else --data-dir/<spec data_path>, else the bundled sample.
+std::string DataPath(const RunOptions& o, const tasks::TaskSpec& spec) {
+  if (auto it = o.data.find(spec.name()); it != o.data.end()) return it->second;
+  if (!o.data_dir.empty()) return absl::StrCat(o.data_dir, "/", spec.data_path());
+  return absl::StrCat(AssetRoot(), "/", spec.sample_path());
+}
+
+absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) {
+  TaskData td;
+  td.task = &task;
+  td.path = DataPath(o, task.spec());
+  // Reader options from the spec; file names in them are relative to the
+  // data file's directory. (PIQA's labels default to <stem>-labels.lst beside
+  // the data, which fits both ../shared/data and the bundled samples.)
+  std::map<std::string, std::string> opts(task.spec().reader_options().begin(),
+                                          task.spec().reader_options().end());
+  auto docs = datasets::ReadDocs(task.spec().reader(), td.path, opts);
+  if (!docs.ok()) return Annotate(docs.status(), absl::StrCat("task ", task.name()));
+  FOCAL_ASSIGN_OR_RETURN(td.sha256, FileSha256(td.path));
+  td.total_docs = static_cast<int64_t>(docs->size());
+  // --limit takes the first N documents, then --shard keeps every N-th of
+  // those, so the shards of a limited run merge into that run exactly.
+  int64_t n = 0;
+  for (datasets::Doc& d : *docs) {
+    if (o.limit > 0 && n >= o.limit) break;
+    if (n % o.shard_count == o.shard_index) td.docs.push_back(std::move(d));
+    ++n;
+  }
+  for (const datasets::Doc& d : td.docs) {
+    auto reqs = task.BuildRequests(d);
+    if (!reqs.ok()) return Annotate(reqs.status(), td.path);
+    td.requests.push_back(std::move(*reqs));
+  }
+  return td;
+}
+
+std::string JsonStr(const std::string& s) { return model::JsonQuote(s); }
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled && ::isatty(2)) {}
+  void Update(const std::string& label, int64_t done, int64_t total, int64_t tokens) {
+    if (!enabled_) return;
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = secs > 0 ? tokens / secs : 0;
+    const double eta = done > 0 ? secs * (total - done) / done : 0;
+    std::cerr << absl::StrFormat("\r%s: %lld/%lld requests, %.0f tok/s, ETA %.0fs   ", label,
+                                 static_cast<long long>(done), static_cast<long long>(total), rate,
+                                 eta)
+              << std::flush;
+    if (done == total) std::cerr << "\n";
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+std::string AssetRoot() {
+  const char* env = std::getenv("FOCAL_ASSET_DIR");
+  return env != nullptr && *env ? env : FOCAL_ASSET_DIR;
+}
+
+absl::Status ParseShard(const std::string& text, int* index, int* count) {
+  std::vector<std::string> parts = absl::StrSplit(text, '/');
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], index) ||
+      !absl::SimpleAtoi(parts[1], count) || *count < 1 || *index < 0 || *index >= *count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shard '", text, "' must be I/N with 0 <= I < N, e.g. 0/4"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ListTasks(const RunOptions& o, std::ostream& out) {
+  const std::string spec_dir =
+      o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs") : o.spec_dir;
+  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, tasks::TaskRegistry::Load(spec_dir));
+  out << "tasks:\n";
+  for (const std::string& n : registry.TaskNames()) {
+    out << "  " << n << "  " << registry.Find(n)->spec().description() << "\n";
+  }
+  out << "groups:\n";
+  for (const auto& [g, names] : registry.Groups()) {
+    out << "  " << g << ": ";
+    for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
+    out << "\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostream& out) {
+  if (o.num_fewshot != 0) {
+    return absl::UnimplementedError("--num-fewshot > 0 is not implemented yet (zero-shot only)");
+  }
+  if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
+  const std::string spec_dir =
+      o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs") : o.spec_dir;
+  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, tasks::TaskRegistry::Load(spec_dir));
+  FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> task_list, registry.Resolve(o.tasks));
+  for (const auto& [name, path] : o.data) {
+    if (registry.Find(name) == nullptr) {
+      return absl::NotFoundError(absl::StrCat("--data names unknown task '", name, "'"));
+    }
+  }
+  // Read every task's data before loading any model: bad data fails fast.
+  std::vector<TaskData> data;
+  for (const tasks::Task* t : task_list) {
+    FOCAL_ASSIGN_OR_RETURN(TaskData td, LoadTask(o, *t));
+    data.push_back(std::move(td));
+  }
+
+  reports::RunResults results;
+  reports::RunConfig* cfg = results.mutable_config();
+  for (const tasks::Task* t : task_list) cfg->add_tasks(t->name());
+  cfg->set_limit(o.limit);
+  cfg->set_shard_index(o.shard_index);
+  cfg->set_shard_count(o.shard_count);
+  cfg->set_seed(o.seed);
+  cfg->set_num_fewshot(o.num_fewshot);
+  cfg->set_batch_tokens(o.batch_tokens);
+  cfg->set_data_dir(o.data_dir);
+  cfg->set_harness_version(kHarnessVersion);
+  cfg->set_git_commit(FOCAL_GIT_COMMIT);
+
+  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
+                         kernels::CreateBackend(o.device, o.threads));
+  std::vector<std::string> models = o.models;
+  if (models.empty()) models.push_back(DefaultModelDir());
+  std::string samples_text;
+  for (const std::string& dir : models) {
+    const auto t0 = std::chrono::steady_clock::now();
+    model::LoadOptions lo;
+    lo.focal_temperature = o.focal_temperature;
+    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> m,
+                           model::LlamaModel::Load(dir, *backend, lo));
+    const model::Tokenizer& tok = *m->tokenizer();
+    FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(m->store()));
+    FOCAL_ASSIGN_OR_RETURN(std::string tok_sha, FileSha256(tok.path()));
+    // auto: as the HF Llama tokenizer (and current lm-eval), BOS when the
+    // tokenizer has one.
+    const bool add_bos = o.bos == BosPolicy::kAlways ||
+                         (o.bos == BosPolicy::kAuto && tok.bos_id() >= 0);
+    const int64_t max_length = m->config().max_position_embeddings;
+    reports::ModelRun* run = results.add_models();
+    run->set_model_path(dir);
+    run->set_weights_sha256(weights_sha);
+    run->set_variant(m->config().Variant());
+    run->set_tokenizer(tok.path());
+    run->set_tokenizer_sha256(tok_sha);
+    run->set_bos_policy(add_bos ? "bos" : "no-bos");
+    run->set_backend(backend->name());
+    run->set_max_length(max_length);
+
+    // Every request of every task goes through one scorer call.
+    std::vector<TokenizedRequest> all;
+    std::vector<std::vector<std::vector<int64_t>>> index(data.size());
+    std::vector<int64_t> truncated(data.size(), 0);
+    for (size_t ti = 0; ti < data.size(); ++ti) {
+      for (const auto& doc_reqs : data[ti].requests) {
+        std::vector<int64_t> ids;
+        for (const tasks::LoglikelihoodRequest& r : doc_reqs) {
+          auto tr = TokenizeRequest(tok, add_bos, max_length, r);
+          if (!tr.ok()) return Annotate(tr.status(), absl::StrCat("task ", data[ti].task->name()));
+          truncated[ti] += tr->truncated;
+          ids.push_back(static_cast<int64_t>(all.size()));
+          all.push_back(std::move(*tr));
+        }
+        index[ti].push_back(std::move(ids));
+      }
+    }
+    std::string cache_path;
+    if (!o.cache_dir.empty() || !o.out.empty()) {
+      const std::string cdir = o.cache_dir.empty() ? o.out + ".cache" : o.cache_dir;
+      std::error_code ec;
+      std::filesystem::create_directories(cdir, ec);
+      // The model's identity: its weights and the variant it is evaluated as.
+      cache_path = absl::StrCat(cdir, "/", weights_sha.substr(0, 16), "-",
+                                Sha256Hex(m->config().Variant()).substr(0, 8), ".jsonl");
+    }
+    FOCAL_ASSIGN_OR_RETURN(ResultCache cache, ResultCache::Open(cache_path));
+    Progress progress(o.progress);
+    ScorerOptions so;
+    so.batch_tokens = o.batch_tokens;
+    so.progress = [&](int64_t d, int64_t t, int64_t tokens) {
+      progress.Update(std::filesystem::path(dir).filename().string(), d, t, tokens);
+    };
+    ScoreStats stats;
+    FOCAL_ASSIGN_OR_RETURN(std::vector<tasks::LoglikelihoodResult> scored,
+                           ScoreRequests(m->transformer(), all, cache, so, &stats));
+
+    for (size_t ti = 0; ti < data.size(); ++ti) {
+      const TaskData& td = data[ti];
+      const tasks::Task& task = *td.task;
+      std::map<std::string, std::vector<double>> per_metric;
+      for (size_t di = 0; di < td.docs.size(); ++di) {
+        std::vector<tasks::LoglikelihoodResult> rs;
+        for (int64_t id : index[ti][di]) rs.push_back(scored[id]);
+        FOCAL_ASSIGN_OR_RETURN(tasks::DocScore ds, task.Score(td.docs[di], rs));
+        for (const auto& [k, v] : ds.metrics) per_metric[k].push_back(v);
+        // Per-sample log line.
+        std::string line = absl::StrCat(
+            "{\"model\": ", JsonStr(dir), ", \"variant\": ", JsonStr(m->config().Variant()),
+            ", \"task\": ", JsonStr(task.name()), ", \"doc_id\": ", JsonStr(td.docs[di].id),
+            ", \"doc_index\": ", td.docs[di].index, ", \"context\": ",
+            JsonStr(td.requests[di][0].context), ", \"continuations\": [");
+        for (size_t k = 0; k < rs.size(); ++k) {
+          absl::StrAppend(&line, k ? ", " : "", JsonStr(td.requests[di][k].continuation));
+        }
+        absl::StrAppend(&line, "], \"loglikelihoods\": [");
+        for (size_t k = 0; k < rs.size(); ++k) {
+          absl::StrAppend(&line, k ? ", " : "", absl::StrFormat("%.17g", rs[k].ll));
+        }
+        absl::StrAppend(&line, "], \"is_greedy\": [");
+        for (size_t k = 0; k < rs.size(); ++k) {
+          absl::StrAppend(&line, k ? ", " : "", rs[k].is_greedy ? "true" : "false");
+        }
+        absl::StrAppend(&line, "], \"prediction\": ", ds.prediction, ", \"gold\": ",
+                        task.spec().output_type() == tasks::MULTIPLE_CHOICE
+                            ? absl::StrCat(td.docs[di].gold)
+                            : JsonStr(td.requests[di][0].continuation),
+                        ", \"metrics\": {");
+        bool first = true;
+        for (const auto& [k, v] : ds.metrics) {
+          absl::StrAppend(&line, first ? "" : ", ", JsonStr(k), ": ", absl::StrFormat("%.17g", v));
+          first = false;
+        }
+        absl::StrAppend(&samples_text, line, "}}\n");
+      }
+      reports::TaskResult* tr = run->add_tasks();
+      tr->set_task(task.name());
+      tr->set_version(task.spec().version());
+      tr->set_num_fewshot(o.num_fewshot);
+      tr->set_num_docs(static_cast<int64_t>(td.docs.size()));
+      tr->set_num_docs_total(td.total_docs);
+      tr->set_data_path(td.path);
+      tr->set_data_sha256(td.sha256);
+      int64_t nreq = 0;
+      for (const auto& r : td.requests) nreq += static_cast<int64_t>(r.size());
+      tr->set_num_requests(nreq);
+      tr->set_truncated_requests(truncated[ti]);
+      for (const std::string& name : task.spec().metrics()) {
+        const std::vector<double>& xs = per_metric[name];
+        reports::MetricValue* mv = tr->add_metrics();
+        mv->set_name(name);
+        mv->set_n(static_cast<int64_t>(xs.size()));
+        if (name == "perplexity") {
+          mv->set_value(tasks::Perplexity(xs));
+          mv->set_stderr(tasks::PerplexityBootstrapStderr(xs));
+          mv->set_higher_is_better(false);
+        } else {
+          mv->set_value(tasks::Mean(xs));
+          mv->set_stderr(tasks::MeanStderr(xs));
+          mv->set_higher_is_better(true);
+        }
+      }
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run->set_wall_seconds(secs);
+    run->set_tokens_processed(stats.tokens_processed);
+    run->set_tokens_per_second(secs > 0 ? stats.tokens_processed / secs : 0);
+    run->set_cached_requests(stats.cached);
+  }
+  if (!o.out.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(results));
+    FOCAL_RETURN_IF_ERROR(WriteFileAtomic(o.out, json));
+  }
+  if (!o.samples.empty()) FOCAL_RETURN_IF_ERROR(WriteFileAtomic(o.samples, samples_text));
+  out << reports::SummaryTable(results);
+  return results;
+}
+
+}  // namespace focal::harness

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// `focal-eval run`: evaluates tasks for one or more models through the shared
+// scorer and writes the results file, the per-sample log and a summary.
+#ifndef FOCAL_HARNESS_RUNNER_H_
+#define FOCAL_HARNESS_RUNNER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "harness/scorer.h"
+#include "reports/results.pb.h"
+
+namespace focal::harness {
+
+struct RunOptions {
+  std::vector<std::string> models;           // empty: the bundled model
+  std::optional<double> focal_temperature;
+  std::string tasks = "commonsense,lambada_openai";
+  std::string data_dir;                      // empty: bundled samples
+  std::map<std::string, std::string> data;   // --data TASK=PATH
+  std::string spec_dir;                      // empty: <asset root>/tasks/specs
+  int64_t limit = 0;                         // 0: all documents
+  int shard_index = 0;
+  int shard_count = 1;
+  int64_t batch_tokens = 4096;
+  BosPolicy bos = BosPolicy::kAuto;
+  int num_fewshot = 0;
+  uint64_t seed = 1234;
+  std::string out;                           // results JSON (written atomically)
+  std::string samples;                       // per-sample JSONL (optional)
+  std::string cache_dir;                     // empty: "<out>.cache" (none without --out)
+  std::string device = "auto";
+  int threads = 0;
+  bool progress = true;                      // on stderr, only when it is a TTY
+};
+
+// Parses "I/N" (0 <= I < N).
+absl::Status ParseShard(const std::string& text, int* index, int* count);
+
+absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& options, std::ostream& out);
+
+// Prints the known tasks and groups.
+absl::Status ListTasks(const RunOptions& options, std::ostream& out);
+
+// The asset root (bundled model, samples, task specs).
+std::string AssetRoot();
+
+}  // namespace focal::harness
+
+#endif  // FOCAL_HARNESS_RUNNER_H_

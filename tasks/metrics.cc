@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tasks/metrics.h"
+
+#include <cmath>
+#include <limits>
+
+namespace focal::tasks {
+
+double Mean(absl::Span<const double> xs) {
+  double s = 0;
+  for (double x : xs) s += x;  // left to right, like Python's sum()
+  return s / static_cast<double>(xs.size());
+}
+
+double SampleStddev(absl::Span<const double> xs) {
+  if (xs.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double mu = Mean(xs);
+  double s = 0;
+  for (double x : xs) s += (x - mu) * (x - mu);
+  return std::sqrt(s / static_cast<double>(xs.size() - 1));
+}
+
+double MeanStderr(absl::Span<const double> xs) {
+  return SampleStddev(xs) / std::sqrt(static_cast<double>(xs.size()));
+}
+
+double Perplexity(absl::Span<const double> lls) { return std::exp(-Mean(lls)); }
+
+double PerplexityBootstrapStderr(absl::Span<const double> lls, int64_t iters) {
+  const int64_t chunk = std::min<int64_t>(1000, iters);
+  const int64_t n = static_cast<int64_t>(lls.size());
+  if (n == 0 || chunk <= 0) return std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> stats;
+  stats.reserve(iters);
+  for (int64_t i = 0; i < iters / chunk; ++i) {
+    PyRandom rnd(static_cast<uint64_t>(i));
+    for (int64_t r = 0; r < chunk; ++r) {
+      double s = 0;
+      for (int64_t k = 0; k < n; ++k) s += lls[rnd.ChoiceIndex(n)];
+      stats.push_back(std::exp(-(s / static_cast<double>(n))));
+    }
+  }
+  return SampleStddev(stats);
+}
+
+// MT19937 as in CPython's _randommodule.c (init_genrand, init_by_array,
+// genrand_uint32); random.seed(i) for an int i feeds the 32-bit words of |i|,
+// least significant first, to init_by_array (one word 0 for i = 0).
+void PyRandom::InitGenrand(uint32_t s) {
+  mt_[0] = s;
+  for (int i = 1; i < 624; ++i) {
+    mt_[i] = 1812433253u * (mt_[i - 1] ^ (mt_[i - 1] >> 30)) + static_cast<uint32_t>(i);
+  }
+  mti_ = 624;
+}
+
+PyRandom::PyRandom(uint64_t seed) {
+  std::vector<uint32_t> key;
+  do {
+    key.push_back(static_cast<uint32_t>(seed & 0xFFFFFFFFu));
+    seed >>= 32;
+  } while (seed != 0);
+  InitGenrand(19650218u);
+  int i = 1, j = 0;
+  const int key_len = static_cast<int>(key.size());
+  for (int k = std::max(624, key_len); k > 0; --k) {
+    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1664525u)) + key[j] +
+             static_cast<uint32_t>(j);
+    ++i;
+    ++j;
+    if (i >= 624) {
+      mt_[0] = mt_[623];
+      i = 1;
+    }
+    if (j >= key_len) j = 0;
+  }
+  for (int k = 623; k > 0; --k) {
+    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941u)) - static_cast<uint32_t>(i);
+    ++i;
+    if (i >= 624) {
+      mt_[0] = mt_[623];
+      i = 1;
+    }
+  }
+  mt_[0] = 0x80000000u;
+  mti_ = 624;
+}
+
+uint32_t PyRandom::NextU32() {
+  static constexpr uint32_t kMag01[2] = {0x0u, 0x9908b0dfu};
+  if (mti_ >= 624) {
+    int kk = 0;
+    for (; kk < 624 - 397; ++kk) {
+      uint32_t y = (mt_[kk] & 0x80000000u) | (mt_[kk + 1] & 0x7fffffffu);
+      mt_[kk] = mt_[kk + 397] ^ (y >> 1) ^ kMag01[y & 1u];
+    }
+    for (; kk < 623; ++kk) {
+      uint32_t y = (mt_[kk] & 0x80000000u) | (mt_[kk + 1] & 0x7fffffffu);
+      mt_[kk] = mt_[kk + (397 - 624)] ^ (y >> 1) ^ kMag01[y & 1u];
+    }
+    uint32_t y = (mt_[623] & 0x80000000u) | (mt_[0] & 0x7fffffffu);
+    mt_[623] = mt_[396] ^ (y >> 1) ^ kMag01[y & 1u];
+    mti_ = 0;
+  }
+  uint32_t y = mt_[mti_++];
+  y ^= (y >> 11);
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= (y >> 18);
+  return y;
+}
+
+double PyRandom::Random() {
+  const uint32_t a = NextU32() >> 5, b = NextU32() >> 6;
+  return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+}  // namespace focal::tasks

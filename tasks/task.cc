@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tasks/task.h"
+
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "harness/base/status_macros.h"
+
+namespace focal::tasks {
+
+int64_t Utf8Length(absl::string_view s) {
+  int64_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // count non-continuation bytes
+  return n;
+}
+
+absl::StatusOr<std::string> RenderTemplate(absl::string_view tmpl, const datasets::Doc& doc) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < tmpl.size()) {
+    size_t open = tmpl.find("{{", pos);
+    if (open == absl::string_view::npos) {
+      absl::StrAppend(&out, tmpl.substr(pos));
+      break;
+    }
+    absl::StrAppend(&out, tmpl.substr(pos, open - pos));
+    size_t close = tmpl.find("}}", open + 2);
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("template '", tmpl, "' has an unclosed {{"));
+    }
+    absl::string_view field = tmpl.substr(open + 2, close - open - 2);
+    while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
+    while (!field.empty() && field.back() == ' ') field.remove_suffix(1);
+    auto it = doc.fields.find(std::string(field));
+    if (it == doc.fields.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("document ", doc.id, " has no field '",
+                                                     field, "' (used by template '", tmpl, "')"));
+    }
+    out.append(it->second);
+    pos = close + 2;
+  }
+  return out;
+}
+
+Task::Task(TaskSpec spec) : spec_(std::move(spec)) {
+  literal_choices_.assign(spec_.choices().begin(), spec_.choices().end());
+}
+
+absl::StatusOr<Task> Task::FromSpec(TaskSpec spec) {
+  const std::string where = absl::StrCat("task '", spec.name(), "'");
+  if (spec.name().empty()) return absl::InvalidArgumentError("task spec has no name");
+  if (spec.doc_to_text().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_text is empty"));
+  }
+  if (spec.output_type() == LOGLIKELIHOOD) {
+    if (spec.doc_to_target().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_target is empty"));
+    }
+    for (const std::string& m : spec.metrics()) {
+      if (m != "acc" && m != "perplexity") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": metric '", m, "' is not defined for LOGLIKELIHOOD tasks"));
+      }
+    }
+  } else if (spec.output_type() == MULTIPLE_CHOICE) {
+    for (const std::string& m : spec.metrics()) {
+      if (m != "acc" && m != "acc_norm") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": metric '", m, "' is not defined for MULTIPLE_CHOICE tasks"));
+      }
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": output_type is not set"));
+  }
+  if (spec.metrics().empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": no metrics"));
+  return Task(std::move(spec));
+}
+
+const std::vector<std::string>& Task::Choices(const datasets::Doc& doc) const {
+  return literal_choices_.empty() ? doc.choices : literal_choices_;
+}
+
+absl::StatusOr<std::vector<LoglikelihoodRequest>> Task::BuildRequests(
+    const datasets::Doc& doc) const {
+  FOCAL_ASSIGN_OR_RETURN(std::string context, RenderTemplate(spec_.doc_to_text(), doc));
+  const std::string delim = spec_.has_target_delimiter() ? spec_.target_delimiter() : " ";
+  std::vector<LoglikelihoodRequest> out;
+  if (spec_.output_type() == LOGLIKELIHOOD) {
+    FOCAL_ASSIGN_OR_RETURN(std::string target, RenderTemplate(spec_.doc_to_target(), doc));
+    if (target.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", name(), ", document ", doc.id, ": empty continuation"));
+    }
+    out.push_back({std::move(context), std::move(target)});
+    return out;
+  }
+  const auto& choices = Choices(doc);
+  if (choices.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("task ", name(), ", document ", doc.id, ": ",
+                                                   choices.size(), " choices (need at least 2)"));
+  }
+  if (doc.gold < 0 || doc.gold >= static_cast<int>(choices.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("task ", name(), ", document ", doc.id,
+                                                   ": gold index ", doc.gold, " out of range for ",
+                                                   choices.size(), " choices"));
+  }
+  for (const std::string& c : choices) {
+    if (delim.empty() && c.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", name(), ", document ", doc.id, ": empty continuation"));
+    }
+    out.push_back({context, delim + c});
+  }
+  return out;
+}
+
+absl::StatusOr<DocScore> Task::Score(const datasets::Doc& doc,
+                                     absl::Span<const LoglikelihoodResult> results) const {
+  DocScore s;
+  if (spec_.output_type() == LOGLIKELIHOOD) {
+    if (results.size() != 1) return absl::InternalError("LOGLIKELIHOOD needs one result");
+    for (const std::string& m : spec_.metrics()) {
+      s.metrics[m] = m == "acc" ? (results[0].is_greedy ? 1.0 : 0.0) : results[0].ll;
+    }
+    return s;
+  }
+  const auto& choices = Choices(doc);
+  if (results.size() != choices.size()) return absl::InternalError("result count mismatch");
+  // numpy.argmax: the first maximum wins.
+  int best = 0, best_norm = 0;
+  double best_norm_v = -std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ll > results[best].ll) best = static_cast<int>(i);
+    const double norm = results[i].ll / static_cast<double>(Utf8Length(choices[i]));
+    if (i == 0 || norm > best_norm_v) {
+      best_norm_v = norm;
+      best_norm = static_cast<int>(i);
+    }
+  }
+  s.prediction = best;
+  for (const std::string& m : spec_.metrics()) {
+    if (m == "acc") s.metrics[m] = best == doc.gold ? 1.0 : 0.0;
+    if (m == "acc_norm") s.metrics[m] = best_norm == doc.gold ? 1.0 : 0.0;
+  }
+  return s;
+}
+
+}  // namespace focal::tasks

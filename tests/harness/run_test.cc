@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// `focal-eval run` end to end on the bundled model and samples.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/base/json.h"
+#include "reports/results_writer.h"
+#include "tests/testing/test_util.h"
+
+namespace focal {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result RunCli(const std::string& args) {
+  static const std::string dir = testing::MakeTempDir("run");
+  const std::string cmd = std::string(FOCAL_EVAL_BIN) + " " + args + " >" + dir + "/out 2>" +
+                          dir + "/err </dev/null";
+  int st = std::system(cmd.c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, testing::ReadFileOrDie(dir + "/out"),
+          testing::ReadFileOrDie(dir + "/err")};
+}
+
+reports::RunResults Load(const std::string& path) {
+  auto r = reports::ResultsFromJson(testing::ReadFileOrDie(path), path);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : reports::RunResults();
+}
+
+// task -> doc index -> loglikelihoods, from a samples file.
+std::map<std::string, std::map<int64_t, std::vector<double>>> Samples(const std::string& path) {
+  std::map<std::string, std::map<int64_t, std::vector<double>>> out;
+  std::istringstream in(testing::ReadFileOrDie(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto v = ParseJson(line, path);
+    EXPECT_TRUE(v.ok()) << v.status();
+    if (!v.ok()) continue;
+    std::vector<double> lls;
+    for (const JsonValue& x : v->Find("loglikelihoods")->array()) lls.push_back(x.number());
+    out[v->Find("task")->string_value()][v->Find("doc_index")->integer()] = lls;
+  }
+  return out;
+}
+
+TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
+  const std::string dir = testing::MakeTempDir("res");
+  const std::string args = "run --tasks all --limit 6 --out " + dir + "/r.json --samples " + dir +
+                           "/s.jsonl";
+  Result r = RunCli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("| arc_easy | 1 | 0 | acc_norm |"));
+  reports::RunResults res = Load(dir + "/r.json");
+  ASSERT_EQ(res.models_size(), 1);
+  const reports::ModelRun& m = res.models(0);
+  EXPECT_EQ(m.variant(), "base");
+  EXPECT_EQ(m.bos_policy(), "bos");
+  EXPECT_EQ(m.weights_sha256().size(), 64u);
+  ASSERT_EQ(m.tasks_size(), 7);
+  int64_t requests = 0;
+  for (const auto& t : m.tasks()) {
+    EXPECT_EQ(t.num_docs(), 6) << t.task();
+    EXPECT_GE(t.num_docs_total(), 6);
+    EXPECT_EQ(t.data_sha256().size(), 64u);
+    requests += t.num_requests();
+    for (const auto& mv : t.metrics()) EXPECT_EQ(mv.n(), 6);
+  }
+  EXPECT_GT(m.tokens_processed(), 0);
+  EXPECT_EQ(m.cached_requests(), 0);
+  EXPECT_EQ(res.config().tasks_size(), 7);
+  auto samples = Samples(dir + "/s.jsonl");
+  EXPECT_EQ(samples.size(), 7u);
+  EXPECT_EQ(samples["piqa"].size(), 6u);
+  EXPECT_EQ(samples["piqa"][0].size(), 2u);
+
+  // The same command again: everything from the cache, identical numbers.
+  Result again = RunCli(args);
+  ASSERT_EQ(again.code, 0) << again.err;
+  reports::RunResults res2 = Load(dir + "/r.json");
+  EXPECT_EQ(res2.models(0).cached_requests(), requests);
+  EXPECT_EQ(res2.models(0).tokens_processed(), 0);
+  for (int t = 0; t < 7; ++t) {
+    for (int k = 0; k < m.tasks(t).metrics_size(); ++k) {
+      EXPECT_EQ(res2.models(0).tasks(t).metrics(k).value(), m.tasks(t).metrics(k).value());
+    }
+  }
+}
+
+TEST(RunTest, ShardsAndBatchSizeDoNotChangeScores) {
+  const std::string dir = testing::MakeTempDir("shard");
+  const std::string common = "run --tasks arc_easy,boolq,lambada_openai --limit 7 --no-progress ";
+  ASSERT_EQ(RunCli(common + "--samples " + dir + "/all.jsonl").code, 0);
+  ASSERT_EQ(RunCli(common + "--batch-tokens 1 --samples " + dir + "/b1.jsonl").code, 0);
+  ASSERT_EQ(RunCli(common + "--shard 0/2 --samples " + dir + "/s0.jsonl").code, 0);
+  ASSERT_EQ(RunCli(common + "--shard 1/2 --samples " + dir + "/s1.jsonl").code, 0);
+  auto all = Samples(dir + "/all.jsonl");
+  EXPECT_EQ(Samples(dir + "/b1.jsonl"), all);
+  auto s0 = Samples(dir + "/s0.jsonl"), s1 = Samples(dir + "/s1.jsonl");
+  for (auto& [task, docs] : all) {
+    EXPECT_EQ(s0[task].size() + s1[task].size(), docs.size()) << task;
+    for (auto& [i, lls] : docs) {
+      const auto& shard = (i % 2 == 0) ? s0[task] : s1[task];
+      ASSERT_TRUE(shard.count(i)) << task << " " << i;
+      EXPECT_EQ(shard.at(i), lls) << task << " " << i;
+    }
+  }
+}
+
+TEST(RunTest, FocalRetrofitIsRecorded) {
+  const std::string dir = testing::MakeTempDir("focal");
+  Result r = RunCli("run --tasks piqa --limit 3 --focal-temperature 0.4 --out " + dir + "/r.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Load(dir + "/r.json").models(0).variant(), "focal(t=0.4, retrofit)");
+}
+
+TEST(RunTest, ListTasks) {
+  Result r = RunCli("run --list-tasks");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("commonsense: arc_challenge, arc_easy, boolq, hellaswag, piqa"));
+  EXPECT_THAT(r.out, HasSubstr("lambada_openai"));
+}
+
+TEST(RunTest, BadInputsFailCleanlyAndWriteNothing) {
+  const std::string dir = testing::MakeTempDir("bad");
+  const std::string out = " --out " + dir + "/r.json";
+  Result unknown = RunCli("run --tasks hellaswg" + out);
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("did you mean 'hellaswag'"));
+  Result missing = RunCli("run --tasks piqa --data piqa=/no/such/piqa.jsonl" + out);
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/no/such/piqa.jsonl"));
+  testing::WriteStringToFile(dir + "/bad.jsonl",
+                             testing::ReadFileOrDie(testing::SourcePath(
+                                 "datasets/samples/arc_easy.jsonl")).substr(0, 300) +
+                                 "\n{not json\n");
+  Result bad = RunCli("run --tasks arc_easy --data arc_easy=" + dir + "/bad.jsonl" + out);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("bad.jsonl"));
+  Result other = RunCli("run --tasks piqa --data nosuch=/x" + out);
+  EXPECT_EQ(other.code, 1);
+  EXPECT_THAT(other.err, HasSubstr("unknown task 'nosuch'"));
+  EXPECT_EQ(RunCli("run --shard 2/2" + out).code, 1);
+  EXPECT_EQ(RunCli("run --add-bos maybe" + out).code, 2);
+  Result fewshot = RunCli("run --num-fewshot 5" + out);
+  EXPECT_EQ(fewshot.code, 1);
+  EXPECT_THAT(fewshot.err, HasSubstr("--num-fewshot"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/r.json"));
+}
+
+}  // namespace
+}  // namespace focal
