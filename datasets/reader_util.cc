@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "datasets/reader_util.h"
 
+#include <bzlib.h>
+
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -40,8 +42,37 @@ absl::StatusOr<std::vector<Line>> SplitLines(absl::string_view contents, absl::s
   return lines;
 }
 
+// Reads `path`, decompressing it when it ends in ".bz2" (the form the
+// llama.cpp HellaSwag file is distributed in).
+absl::StatusOr<std::string> ReadDataFile(absl::string_view path) {
+  FOCAL_ASSIGN_OR_RETURN(std::string raw, ReadFile(path));
+  if (!absl::EndsWith(path, ".bz2")) return raw;
+  bz_stream strm{};
+  if (BZ2_bzDecompressInit(&strm, 0, 0) != BZ_OK) {
+    return absl::InternalError("cannot initialise bzip2 decompression");
+  }
+  std::string out;
+  char buf[1 << 16];
+  strm.next_in = raw.data();
+  strm.avail_in = static_cast<unsigned int>(raw.size());
+  int rc = BZ_OK;
+  while (rc == BZ_OK) {
+    strm.next_out = buf;
+    strm.avail_out = sizeof(buf);
+    rc = BZ2_bzDecompress(&strm);
+    out.append(buf, sizeof(buf) - strm.avail_out);
+    if (rc == BZ_OK && strm.avail_in == 0 && strm.avail_out != 0) break;  // truncated input
+  }
+  BZ2_bzDecompressEnd(&strm);
+  if (rc != BZ_STREAM_END) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": corrupt or truncated bzip2 data (bzip2 error ", rc, ")"));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<Line>> ReadLines(absl::string_view path, std::string* storage) {
-  FOCAL_ASSIGN_OR_RETURN(*storage, ReadFile(path));
+  FOCAL_ASSIGN_OR_RETURN(*storage, ReadDataFile(path));
   return SplitLines(*storage, path);
 }
 

@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
   run->add_option("--tasks", run_opts.tasks, "comma-separated task or group names, or all")
       ->capture_default_str();
   run->add_flag("--list-tasks", list_tasks, "list the tasks and groups, then exit");
+  run->add_option("--task-specs", run_opts.extra_spec_dirs,
+                  "directory of extra task specs (*.textproto); repeatable");
   run->add_option("--data-dir", run_opts.data_dir,
                   "data directory in the ../shared/data layout (default: bundled samples)");
   run->add_option("--data", data_overrides, "TASK=PATH: read one task's data from PATH");

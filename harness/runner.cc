@@ -54,16 +54,23 @@ absl::StatusOr<std::string> FileSha256(const std::string& path) {
 }
 
 // --data TASK=PATH, else --data-dir/<spec data_path>, else the bundled sample.
-std::string DataPath(const RunOptions& o, const tasks::TaskSpec& spec) {
+absl::StatusOr<std::string> DataPath(const RunOptions& o, const tasks::TaskSpec& spec) {
   if (auto it = o.data.find(spec.name()); it != o.data.end()) return it->second;
-  if (!o.data_dir.empty()) return absl::StrCat(o.data_dir, "/", spec.data_path());
-  return absl::StrCat(AssetRoot(), "/", spec.sample_path());
+  if (!o.data_dir.empty() && !spec.data_path().empty()) {
+    return absl::StrCat(o.data_dir, "/", spec.data_path());
+  }
+  if (o.data_dir.empty() && !spec.sample_path().empty()) {
+    return absl::StrCat(AssetRoot(), "/", spec.sample_path());
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "task '", spec.name(), "' has no ", o.data_dir.empty() ? "bundled sample" : "data_path",
+      "; give its file with --data ", spec.name(), "=PATH"));
 }
 
 absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) {
   TaskData td;
   td.task = &task;
-  td.path = DataPath(o, task.spec());
+  FOCAL_ASSIGN_OR_RETURN(td.path, DataPath(o, task.spec()));
   // Reader options from the spec; file names in them are relative to the
   // data file's directory. (PIQA's labels default to <stem>-labels.lst beside
   // the data, which fits both ../shared/data and the bundled samples.)
@@ -90,6 +97,13 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
 }
 
 std::string JsonStr(const std::string& s) { return model::JsonQuote(s); }
+
+absl::StatusOr<tasks::TaskRegistry> LoadRegistry(const RunOptions& o) {
+  std::vector<std::string> dirs = {o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs")
+                                                      : o.spec_dir};
+  dirs.insert(dirs.end(), o.extra_spec_dirs.begin(), o.extra_spec_dirs.end());
+  return tasks::TaskRegistry::Load(dirs);
+}
 
 class Progress {
  public:
@@ -130,9 +144,7 @@ absl::Status ParseShard(const std::string& text, int* index, int* count) {
 }
 
 absl::Status ListTasks(const RunOptions& o, std::ostream& out) {
-  const std::string spec_dir =
-      o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs") : o.spec_dir;
-  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, tasks::TaskRegistry::Load(spec_dir));
+  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
   out << "tasks:\n";
   for (const std::string& n : registry.TaskNames()) {
     out << "  " << n << "  " << registry.Find(n)->spec().description() << "\n";
@@ -151,9 +163,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     return absl::UnimplementedError("--num-fewshot > 0 is not implemented yet (zero-shot only)");
   }
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
-  const std::string spec_dir =
-      o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs") : o.spec_dir;
-  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, tasks::TaskRegistry::Load(spec_dir));
+  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
   FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> task_list, registry.Resolve(o.tasks));
   for (const auto& [name, path] : o.data) {
     if (registry.Find(name) == nullptr) {

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string data_dir;                      // empty: bundled samples
   std::map<std::string, std::string> data;   // --data TASK=PATH
   std::string spec_dir;                      // empty: <asset root>/tasks/specs
+  std::vector<std::string> extra_spec_dirs;  // --task-specs: the user's own specs
   int64_t limit = 0;                         // 0: all documents
   int shard_index = 0;
   int shard_count = 1;

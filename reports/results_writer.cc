@@ -35,7 +35,12 @@ std::string SummaryTable(const RunResults& results) {
   std::string out = "| Model | Tasks | Version | n-shot | Metric |   | Value |   | Stderr |\n"
                     "|---|---|---:|---:|---|---|---:|---|---:|\n";
   for (const ModelRun& m : results.models()) {
-    const std::string model = absl::StrCat(m.model_path(), " ", m.variant());
+    // The directory's last component keeps the table narrow; the full path
+    // is in the results file.
+    std::string path = m.model_path();
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    const std::string model = absl::StrCat(path.substr(path.find_last_of('/') + 1), " ",
+                                           m.variant());
     for (const TaskResult& t : m.tasks()) {
       for (const MetricValue& v : t.metrics()) {
         const std::string se = std::isnan(v.stderr()) ? "N/A" : absl::StrFormat("%.4f", v.stderr());

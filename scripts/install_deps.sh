@@ -3,7 +3,8 @@
 # not root, prints the exact command. Nothing is downloaded from elsewhere.
 set -euo pipefail
 PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler libre2-dev
-      libsentencepiece-dev libcli11-dev libgtest-dev libgmock-dev libopenblas-dev)
+      libsentencepiece-dev libcli11-dev libgtest-dev libgmock-dev libopenblas-dev
+      libbz2-dev zlib1g-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

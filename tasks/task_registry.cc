@@ -55,16 +55,25 @@ absl::StatusOr<TaskSpec> ParseTaskSpec(absl::string_view text, absl::string_view
 }
 
 absl::StatusOr<TaskRegistry> TaskRegistry::Load(absl::string_view spec_dir) {
+  return Load(std::vector<std::string>{std::string(spec_dir)});
+}
+
+absl::StatusOr<TaskRegistry> TaskRegistry::Load(const std::vector<std::string>& spec_dirs) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(std::string(spec_dir), ec)) {
-    return absl::NotFoundError(absl::StrCat("task spec directory '", spec_dir, "' does not exist"));
-  }
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(std::string(spec_dir), ec)) {
-    if (e.path().extension() == ".textproto") files.push_back(e.path().string());
+  for (const std::string& spec_dir : spec_dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(spec_dir, ec)) {
+      return absl::NotFoundError(
+          absl::StrCat("task spec directory '", spec_dir, "' does not exist"));
+    }
+    std::vector<std::string> here;
+    for (const auto& e : fs::directory_iterator(spec_dir, ec)) {
+      if (e.path().extension() == ".textproto") here.push_back(e.path().string());
+    }
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
   }
-  std::sort(files.begin(), files.end());
   TaskRegistry reg;
   for (const std::string& f : files) {
     FOCAL_ASSIGN_OR_RETURN(std::string text, ReadFile(f));

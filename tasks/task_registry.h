@@ -19,6 +19,8 @@ class TaskRegistry {
   // Parses every *.textproto in `spec_dir`; errors name the file and line.
   // Duplicate task names are an error.
   static absl::StatusOr<TaskRegistry> Load(absl::string_view spec_dir);
+  // The same over several directories (built-in specs plus the user's).
+  static absl::StatusOr<TaskRegistry> Load(const std::vector<std::string>& spec_dirs);
 
   // Resolves a comma-separated list of task and group names ("all" = every
   // task) into tasks, in the order given, without duplicates. An unknown

@@ -597,12 +597,9 @@ TEST(SharedDataTest, FullFilesHaveTheDocumentedCounts) {
 
 TEST(SharedDataTest, FullHellaswagLlamacpp) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared not present";
-  if (std::system("command -v bzip2 >/dev/null 2>&1") != 0) GTEST_SKIP() << "no bzip2";
-  std::string out = MakeTempDir("hellaswag") + "/hellaswag_val_full.txt";
-  std::string cmd =
-      "bzip2 -dc '" + SharedPath("data/hellaswag/hellaswag_val_full.txt.bz2") + "' > '" + out + "'";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  absl::StatusOr<std::vector<Doc>> docs = ReadDocs("hellaswag_llamacpp", out);
+  // Read straight from the .bz2 as distributed.
+  absl::StatusOr<std::vector<Doc>> docs =
+      ReadDocs("hellaswag_llamacpp", SharedPath("data/hellaswag/hellaswag_val_full.txt.bz2"));
   ASSERT_TRUE(docs.ok()) << docs.status();
   ASSERT_THAT(*docs, SizeIs(10042));
   // Gold balance counted with Python: 2515 / 2485 / 2584 / 2458.
@@ -612,6 +609,25 @@ TEST(SharedDataTest, FullHellaswagLlamacpp) {
   // Item 3505 keeps a bracketed URL that preprocess() removes.
   EXPECT_THAT((*docs)[3505].fields.at("query"),
               HasSubstr("Visit a site like to find loads of creative activities"));
+}
+
+TEST(CompressedTest, Bzip2FilesAreReadAndDamageIsReported) {
+  absl::StatusOr<std::vector<Doc>> bz =
+      ReadDocs("hellaswag_llamacpp", SourcePath("tests/datasets/testdata/hellaswag_2.txt.bz2"));
+  ASSERT_TRUE(bz.ok()) << bz.status();
+  absl::StatusOr<std::vector<Doc>> plain =
+      ReadDocs("hellaswag_llamacpp", SourcePath("datasets/samples/hellaswag.txt"));
+  ASSERT_TRUE(plain.ok());
+  ASSERT_THAT(*bz, SizeIs(2));
+  EXPECT_EQ((*bz)[1].fields.at("query"), (*plain)[1].fields.at("query"));
+  EXPECT_EQ((*bz)[1].choices, (*plain)[1].choices);
+  const std::string good =
+      focal::testing::ReadFileOrDie(SourcePath("tests/datasets/testdata/hellaswag_2.txt.bz2"));
+  const std::string path = MakeTempDir("bz") + "/cut.txt.bz2";
+  WriteStringToFile(path, good.substr(0, good.size() / 2));
+  EXPECT_THAT(ReadDocs("hellaswag_llamacpp", path),
+              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("cut.txt.bz2"),
+                                                          HasSubstr("bzip2"))));
 }
 
 }  // namespace

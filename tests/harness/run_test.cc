@@ -124,6 +124,30 @@ TEST(RunTest, FocalRetrofitIsRecorded) {
   EXPECT_EQ(Load(dir + "/r.json").models(0).variant(), "focal(t=0.4, retrofit)");
 }
 
+TEST(RunTest, UserTaskSpecNeedsNoCpp) {
+  // A new task of an existing kind: one textproto, no rebuild.
+  const std::string dir = testing::MakeTempDir("specs");
+  testing::WriteStringToFile(dir + "/arc_easy_qa.textproto", R"(
+    name: "arc_easy_qa"  version: 1  groups: ["mine"]
+    reader: "arc"
+    output_type: MULTIPLE_CHOICE
+    doc_to_text: "Q: {{question}}\nA:"
+    metrics: ["acc"])");
+  Result r = RunCli("run --task-specs " + dir + " --tasks mine --limit 4 --samples " + dir +
+                    "/s.jsonl --data arc_easy_qa=" +
+                    testing::SourcePath("datasets/samples/arc_easy.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("| arc_easy_qa | 1 | 0 | acc |"));
+  EXPECT_THAT(testing::ReadFileOrDie(dir + "/s.jsonl"), HasSubstr("\"context\": \"Q: "));
+  Result nodata = RunCli("run --task-specs " + dir + " --tasks arc_easy_qa");
+  EXPECT_EQ(nodata.code, 1);
+  EXPECT_THAT(nodata.err, HasSubstr("--data arc_easy_qa=PATH"));
+  testing::WriteStringToFile(dir + "/broken.textproto", "name: \"x\"\nreader: 3\n");
+  Result broken = RunCli("run --task-specs " + dir + " --tasks mine");
+  EXPECT_EQ(broken.code, 1);
+  EXPECT_THAT(broken.err, HasSubstr("broken.textproto:2:"));
+}
+
 TEST(RunTest, ListTasks) {
   Result r = RunCli("run --list-tasks");
   ASSERT_EQ(r.code, 0);
