@@ -92,9 +92,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--add-bos", add_bos, "auto (as the tokenizer), always or never")
       ->capture_default_str();
-  run->add_option("--num-fewshot", run_opts.num_fewshot, "few-shot examples (only 0 so far)")
+  run->add_option("--num-fewshot", run_opts.num_fewshot,
+                  "few-shot examples per question, drawn as lm-eval draws them")
       ->capture_default_str();
-  run->add_option("--seed", run_opts.seed, "seed (recorded; few-shot sampling)")
+  std::vector<std::string> fewshot_overrides;
+  run->add_option("--fewshot-data", fewshot_overrides,
+                  "TASK=PATH: draw few-shot examples from PATH (default: the evaluated file, "
+                  "excluding the question itself)");
+  run->add_option("--seed", run_opts.seed, "few-shot sampling seed (lm-eval's default 1234)")
       ->capture_default_str();
   run->add_option("--out", run_opts.out, "results JSON (written atomically)");
   run->add_option("--samples", run_opts.samples, "per-document JSONL log");
@@ -130,6 +135,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       run_opts.data[d.substr(0, eq)] = d.substr(eq + 1);
+    }
+    for (const std::string& d : fewshot_overrides) {
+      const size_t eq = d.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "focal-eval: error: --fewshot-data '" << d << "' must be TASK=PATH\n";
+        return 2;
+      }
+      run_opts.fewshot_data[d.substr(0, eq)] = d.substr(eq + 1);
     }
     if (add_bos == "auto") {
       run_opts.bos = focal::harness::BosPolicy::kAuto;

@@ -41,6 +41,7 @@ struct TaskData {
   const tasks::Task* task;
   std::string path;
   std::string sha256;
+  std::string fewshot_path;
   int64_t total_docs = 0;
   std::vector<datasets::Doc> docs;  // after --limit and --shard
   std::vector<std::vector<tasks::LoglikelihoodRequest>> requests;  // per doc
@@ -80,17 +81,40 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
   if (!docs.ok()) return Annotate(docs.status(), absl::StrCat("task ", task.name()));
   FOCAL_ASSIGN_OR_RETURN(td.sha256, FileSha256(td.path));
   td.total_docs = static_cast<int64_t>(docs->size());
+  // Few-shot pool: --fewshot-data (sampled as lm-eval samples a different
+  // split: k documents), else the evaluated file itself (lm-eval's "same
+  // split" case: k + 1 drawn, the current document dropped).
+  std::vector<datasets::Doc> separate_pool;
+  const bool separate = o.fewshot_data.count(task.name()) > 0;
+  if (o.num_fewshot > 0 && separate) {
+    const std::string& fpath = o.fewshot_data.at(task.name());
+    auto pool = datasets::ReadDocs(task.spec().reader(), fpath, opts);
+    if (!pool.ok()) return Annotate(pool.status(), absl::StrCat("task ", task.name(), " few-shot"));
+    separate_pool = std::move(*pool);
+    td.fewshot_path = fpath;
+  } else if (o.num_fewshot > 0) {
+    td.fewshot_path = td.path;
+  }
+  const std::vector<datasets::Doc>& pool = separate ? separate_pool : *docs;
+  // One generator per task, used for documents in file order (lm-eval's
+  // fewshot_random_seed), so every earlier document's draw is replayed even
+  // when --limit or --shard skips scoring it.
+  tasks::PyRandom rnd(o.seed);
   // --limit takes the first N documents, then --shard keeps every N-th of
   // those, so the shards of a limited run merge into that run exactly.
-  int64_t n = 0;
-  for (datasets::Doc& d : *docs) {
-    if (o.limit > 0 && n >= o.limit) break;
-    if (n % o.shard_count == o.shard_index) td.docs.push_back(std::move(d));
-    ++n;
-  }
-  for (const datasets::Doc& d : td.docs) {
-    auto reqs = task.BuildRequests(d);
+  const int64_t end = o.limit > 0 ? std::min<int64_t>(o.limit, td.total_docs) : td.total_docs;
+  for (int64_t n = 0; n < end; ++n) {
+    const datasets::Doc& d = (*docs)[n];
+    std::string prefix;
+    if (o.num_fewshot > 0) {
+      auto p = task.FewshotPrefix(d, pool, o.num_fewshot, /*exclude_doc=*/!separate, rnd);
+      if (!p.ok()) return Annotate(p.status(), td.path);
+      prefix = std::move(*p);
+    }
+    if (n % o.shard_count != o.shard_index) continue;
+    auto reqs = task.BuildRequests(d, prefix);
     if (!reqs.ok()) return Annotate(reqs.status(), td.path);
+    td.docs.push_back(d);
     td.requests.push_back(std::move(*reqs));
   }
   return td;
@@ -159,15 +183,16 @@ absl::Status ListTasks(const RunOptions& o, std::ostream& out) {
 }
 
 absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostream& out) {
-  if (o.num_fewshot != 0) {
-    return absl::UnimplementedError("--num-fewshot > 0 is not implemented yet (zero-shot only)");
-  }
+  if (o.num_fewshot < 0) return absl::InvalidArgumentError("--num-fewshot must be >= 0");
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
   FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
   FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> task_list, registry.Resolve(o.tasks));
-  for (const auto& [name, path] : o.data) {
-    if (registry.Find(name) == nullptr) {
-      return absl::NotFoundError(absl::StrCat("--data names unknown task '", name, "'"));
+  for (const auto* m : {&o.data, &o.fewshot_data}) {
+    for (const auto& [name, path] : *m) {
+      if (registry.Find(name) == nullptr) {
+        return absl::NotFoundError(absl::StrCat(m == &o.data ? "--data" : "--fewshot-data",
+                                                " names unknown task '", name, "'"));
+      }
     }
   }
   // Read every task's data before loading any model: bad data fails fast.
@@ -302,6 +327,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
       tr->set_num_docs_total(td.total_docs);
       tr->set_data_path(td.path);
       tr->set_data_sha256(td.sha256);
+      tr->set_fewshot_path(td.fewshot_path);
       int64_t nreq = 0;
       for (const auto& r : td.requests) nreq += static_cast<int64_t>(r.size());
       tr->set_num_requests(nreq);

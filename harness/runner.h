@@ -23,6 +23,7 @@ struct RunOptions {
   std::string tasks = "commonsense,lambada_openai";
   std::string data_dir;                      // empty: bundled samples
   std::map<std::string, std::string> data;   // --data TASK=PATH
+  std::map<std::string, std::string> fewshot_data;  // --fewshot-data TASK=PATH
   std::string spec_dir;                      // empty: <asset root>/tasks/specs
   std::vector<std::string> extra_spec_dirs;  // --task-specs: the user's own specs
   int64_t limit = 0;                         // 0: all documents
@@ -31,7 +32,7 @@ struct RunOptions {
   int64_t batch_tokens = 4096;
   BosPolicy bos = BosPolicy::kAuto;
   int num_fewshot = 0;
-  uint64_t seed = 1234;
+  uint64_t seed = 1234;                      // few-shot sampling (lm-eval's fewshot seed)
   std::string out;                           // results JSON (written atomically)
   std::string samples;                       // per-sample JSONL (optional)
   std::string cache_dir;                     // empty: "<out>.cache" (none without --out)

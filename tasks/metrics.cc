@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tasks/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -108,6 +109,41 @@ uint32_t PyRandom::NextU32() {
   y ^= (y << 15) & 0xefc60000u;
   y ^= (y >> 18);
   return y;
+}
+
+int64_t PyRandom::RandBelow(int64_t n) {
+  int bits = 0;
+  while ((int64_t{1} << bits) <= n) ++bits;  // n.bit_length()
+  int64_t r = GetRandBits(bits);
+  while (r >= n) r = GetRandBits(bits);
+  return r;
+}
+
+std::vector<int64_t> PyRandom::Sample(int64_t n, int64_t k) {
+  std::vector<int64_t> result(k);
+  int64_t setsize = 21;  // CPython: size of a small set() before it resizes
+  if (k > 5) {
+    setsize += static_cast<int64_t>(
+        std::pow(4.0, std::ceil(std::log(static_cast<double>(k * 3)) / std::log(4.0))));
+  }
+  if (n <= setsize) {
+    std::vector<int64_t> pool(n);
+    for (int64_t i = 0; i < n; ++i) pool[i] = i;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t j = RandBelow(n - i);
+      result[i] = pool[j];
+      pool[j] = pool[n - i - 1];
+    }
+    return result;
+  }
+  std::vector<int64_t> selected;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t j = RandBelow(n);
+    while (std::find(selected.begin(), selected.end(), j) != selected.end()) j = RandBelow(n);
+    selected.push_back(j);
+    result[i] = j;
+  }
+  return result;
 }
 
 double PyRandom::Random() {

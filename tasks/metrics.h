@@ -33,6 +33,12 @@ class PyRandom {
   double Random();  // [0, 1) with 53 random bits, as CPython
   // random.choices(population of size n) index: floor(random() * n).
   int64_t ChoiceIndex(int64_t n) { return static_cast<int64_t>(Random() * static_cast<double>(n)); }
+  // getrandbits(k) for 1 <= k <= 32.
+  uint32_t GetRandBits(int k) { return NextU32() >> (32 - k); }
+  // _randbelow(n): getrandbits(n.bit_length()) until below n (n < 2^32).
+  int64_t RandBelow(int64_t n);
+  // random.sample(range(n), k) as CPython 3.11 draws it (pool or set method).
+  std::vector<int64_t> Sample(int64_t n, int64_t k);
 
  private:
   void InitGenrand(uint32_t s);

@@ -81,9 +81,64 @@ const std::vector<std::string>& Task::Choices(const datasets::Doc& doc) const {
   return literal_choices_.empty() ? doc.choices : literal_choices_;
 }
 
+bool SameDoc(const datasets::Doc& a, const datasets::Doc& b) {
+  return a.fields == b.fields && a.choices == b.choices && a.gold == b.gold;
+}
+
+absl::StatusOr<std::string> Task::FewshotPrefix(const datasets::Doc& doc,
+                                                absl::Span<const datasets::Doc> pool, int k,
+                                                bool exclude_doc, PyRandom& rnd) const {
+  if (k <= 0) return std::string();
+  const int64_t n = static_cast<int64_t>(pool.size());
+  const int64_t draw = exclude_doc ? k + 1 : k;
+  if (draw > n) {
+    return absl::InvalidArgumentError(absl::StrCat("task ", name(), ": ", k,
+                                                   "-shot needs at least ", draw,
+                                                   " few-shot documents, the pool has ", n));
+  }
+  std::vector<const datasets::Doc*> chosen;
+  for (int64_t i : rnd.Sample(n, draw)) {
+    if (!exclude_doc || !SameDoc(pool[i], doc)) chosen.push_back(&pool[i]);
+  }
+  if (static_cast<int64_t>(chosen.size()) > k) chosen.resize(k);
+  if (static_cast<int64_t>(chosen.size()) < k) {
+    // Copies of `doc` took more than one slot: lm-eval draws k again from the
+    // pool without them.
+    std::vector<const datasets::Doc*> rest;
+    for (const datasets::Doc& d : pool) {
+      if (!SameDoc(d, doc)) rest.push_back(&d);
+    }
+    if (static_cast<int64_t>(rest.size()) < k) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", name(), ": not enough distinct few-shot documents"));
+    }
+    chosen.clear();
+    for (int64_t i : rnd.Sample(static_cast<int64_t>(rest.size()), k)) chosen.push_back(rest[i]);
+  }
+  const std::string delim = spec_.has_target_delimiter() ? spec_.target_delimiter() : " ";
+  std::string out;
+  for (const datasets::Doc* ex : chosen) {
+    FOCAL_ASSIGN_OR_RETURN(std::string text, RenderTemplate(spec_.doc_to_text(), *ex));
+    std::string answer;
+    if (spec_.output_type() == LOGLIKELIHOOD) {
+      FOCAL_ASSIGN_OR_RETURN(answer, RenderTemplate(spec_.doc_to_target(), *ex));
+    } else {
+      const auto& choices = Choices(*ex);
+      if (ex->gold < 0 || ex->gold >= static_cast<int>(choices.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("task ", name(), ", few-shot document ",
+                                                       ex->id, ": gold index out of range"));
+      }
+      answer = choices[ex->gold];
+    }
+    absl::StrAppend(&out, text, delim, answer, "\n\n");
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<LoglikelihoodRequest>> Task::BuildRequests(
-    const datasets::Doc& doc) const {
-  FOCAL_ASSIGN_OR_RETURN(std::string context, RenderTemplate(spec_.doc_to_text(), doc));
+    const datasets::Doc& doc, absl::string_view fewshot_prefix) const {
+  FOCAL_ASSIGN_OR_RETURN(std::string question, RenderTemplate(spec_.doc_to_text(), doc));
+  std::string context = absl::StrCat(fewshot_prefix, question);
   const std::string delim = spec_.has_target_delimiter() ? spec_.target_delimiter() : " ";
   std::vector<LoglikelihoodRequest> out;
   if (spec_.output_type() == LOGLIKELIHOOD) {

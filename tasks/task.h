@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "datasets/doc.h"
+#include "tasks/metrics.h"
 #include "tasks/task_spec.pb.h"
 
 namespace focal::tasks {
@@ -42,9 +43,18 @@ class Task {
   const std::string& name() const { return spec_.name(); }
 
   // Requests for one document in a fixed order that Score relies on (one per
-  // choice, or one). Errors name the task, document and missing field.
+  // choice, or one). `fewshot_prefix` (from FewshotPrefix) goes before the
+  // question. Errors name the task, document and missing field.
   absl::StatusOr<std::vector<LoglikelihoodRequest>> BuildRequests(
-      const datasets::Doc& doc) const;
+      const datasets::Doc& doc, absl::string_view fewshot_prefix = "") const;
+  // lm-eval 0.4.x's few-shot examples for `doc`: `k` documents of `pool`
+  // drawn with rnd.sample (CPython), each rendered doc_to_text + delimiter +
+  // answer + "\n\n". With `exclude_doc` (the pool is the evaluated split) it
+  // draws k + 1 and drops copies of `doc`, as lm-eval does. `rnd` is shared by
+  // all documents of the task, in document order.
+  absl::StatusOr<std::string> FewshotPrefix(const datasets::Doc& doc,
+                                            absl::Span<const datasets::Doc> pool, int k,
+                                            bool exclude_doc, PyRandom& rnd) const;
   // The choices a document is scored over (spec literals or the doc's own).
   const std::vector<std::string>& Choices(const datasets::Doc& doc) const;
   // Per-document metrics from the results of BuildRequests(doc), in order.
@@ -60,6 +70,9 @@ class Task {
 // Renders "{{field}}" placeholders from doc.fields; a missing field is an
 // InvalidArgument naming it.
 absl::StatusOr<std::string> RenderTemplate(absl::string_view tmpl, const datasets::Doc& doc);
+
+// lm-eval compares documents as whole dicts: equal fields, choices and gold.
+bool SameDoc(const datasets::Doc& a, const datasets::Doc& b);
 
 // Python's len() of a UTF-8 string: the number of code points (lm-eval's
 // acc_norm divides by this).

@@ -176,9 +176,15 @@ TEST(RunTest, BadInputsFailCleanlyAndWriteNothing) {
   EXPECT_THAT(other.err, HasSubstr("unknown task 'nosuch'"));
   EXPECT_EQ(RunCli("run --shard 2/2" + out).code, 1);
   EXPECT_EQ(RunCli("run --add-bos maybe" + out).code, 2);
-  Result fewshot = RunCli("run --num-fewshot 5" + out);
+  Result fewshot = RunCli("run --num-fewshot -1" + out);
   EXPECT_EQ(fewshot.code, 1);
   EXPECT_THAT(fewshot.err, HasSubstr("--num-fewshot"));
+  Result pool = RunCli("run --tasks piqa --num-fewshot 2 --fewshot-data nosuch=/x" + out);
+  EXPECT_EQ(pool.code, 1);
+  EXPECT_THAT(pool.err, HasSubstr("--fewshot-data names unknown task 'nosuch'"));
+  Result too_many = RunCli("run --tasks boolq --num-fewshot 40" + out);
+  EXPECT_EQ(too_many.code, 1);
+  EXPECT_THAT(too_many.err, HasSubstr("needs at least 41"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/r.json"));
 }
 

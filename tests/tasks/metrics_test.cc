@@ -26,6 +26,18 @@ TEST(PyRandomTest, MatchesCPython) {
   EXPECT_EQ(got, (std::vector<int64_t>{6, 8, 9, 5, 4}));
 }
 
+TEST(PyRandomTest, SampleMatchesCPython) {
+  // r = random.Random(1234); r.sample(range(200), 4) twice (set method).
+  PyRandom r(1234);
+  EXPECT_EQ(r.Sample(200, 4), (std::vector<int64_t>{199, 112, 29, 1}));
+  EXPECT_EQ(r.Sample(200, 4), (std::vector<int64_t>{23, 149, 8, 171}));
+  // Pool method (n <= setsize), and k > 5 which enlarges setsize to 85.
+  EXPECT_EQ(PyRandom(7).Sample(10, 3), (std::vector<int64_t>{5, 2, 6}));
+  EXPECT_EQ(PyRandom(3).Sample(50, 8), (std::vector<int64_t>{15, 37, 34, 8, 23, 38, 30, 40}));
+  EXPECT_EQ(PyRandom(3).Sample(500, 8),
+            (std::vector<int64_t>{121, 303, 278, 66, 189, 468, 309, 242}));
+}
+
 TEST(MetricsTest, MeanAndStderr) {
   std::vector<double> acc = {1, 0, 1, 1, 0, 1};
   EXPECT_DOUBLE_EQ(Mean(acc), 4.0 / 6);
