@@ -90,8 +90,13 @@ def run_lm_eval(stage_dir, work, limit, batch_size, python):
     args = json.dumps([TASKS, limit, batch_size, os.path.join(REPO, "model", "assets", "stories260K"),
                        os.path.join(REPO, "tests", "reference", "lm_eval_tasks"), out])
     t0 = time.monotonic()
-    subprocess.run([python, "-c", LM_EVAL_SNIPPET, args], check=True, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = os.path.join(work, "lm_eval.log")
+    with open(log, "w") as f:
+        rc = subprocess.run([python, "-c", LM_EVAL_SNIPPET, args], env=env, stdout=f,
+                            stderr=subprocess.STDOUT).returncode
+    if rc != 0:
+        tail = open(log).read()[-3000:]
+        raise RuntimeError(f"lm-eval failed (exit {rc}); last output:\n{tail}")
     wall = time.monotonic() - t0  # whole process, start-up included, like focal-eval's
     res = json.load(open(out))
     metrics = {t: {k.split(",")[0]: v for k, v in r.items() if isinstance(v, float)}
@@ -101,10 +106,12 @@ def run_lm_eval(stage_dir, work, limit, batch_size, python):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", default=",".join(TASKS), help="subset of the six tasks")
     ap.add_argument("--limit", type=int, default=0, help="documents per task (0: full splits)")
     ap.add_argument("--batch-size", default="32", help="lm-eval batch size")
     ap.add_argument("--python", default=sys.executable, help="python with lm-eval installed")
     a = ap.parse_args()
+    TASKS[:] = a.tasks.split(",")
     with tempfile.TemporaryDirectory() as work:
         stage_dir = os.path.join(work, "data")
         os.makedirs(stage_dir)

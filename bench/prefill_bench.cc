@@ -173,6 +173,37 @@ int main(int argc, char** argv) {
   // OpenBLAS's own best: one call on all threads (the backend runs it
   // single-threaded on tiles), and one thread for the per-core figure.
   const int all = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  // Long prompts: chunked prefill (2048 tokens a step, as `run` does) of a
+  // small random model, one run each (they take a while).
+  {
+    focal::model::ModelConfig small = RandomConfig();
+    small.hidden_size = 256;
+    small.intermediate_size = 688;
+    small.num_layers = 4;
+    small.num_heads = 4;
+    small.num_kv_heads = 4;
+    small.head_dim = 64;
+    small.max_position_embeddings = 32768;
+    focal::model::LlamaWeights small_w = RandomWeights(small, be);
+    focal::model::Transformer small_tf(small, small_w, be);
+    std::printf("\n| model (chunked prefill, 2048/step) | params | tokens | s | tokens/s |\n"
+                "|---|---:|---:|---:|---:|\n");
+    for (int64_t T : {4096, 16384, 32768}) {
+      std::vector<int32_t> tokens(T);
+      for (int64_t i = 0; i < T; ++i) tokens[i] = 3 + static_cast<int32_t>((i * 7919) % 31000);
+      auto cache = small_tf.NewCache(T);
+      std::vector<std::vector<focal::model::TokenScore>> out;
+      auto t0 = Clock::now();
+      for (int64_t b = 0; b < T; b += 2048) {
+        focal::model::SeqInput in{&*cache, absl::MakeConstSpan(tokens).subspan(b, 2048), {}, {}};
+        if (!small_tf.Forward(absl::MakeConstSpan(&in, 1), out).ok()) return 1;
+      }
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::printf("| random-%.0fM | %.1fM | %lld | %.2f | %.0f |\n", small_w.num_parameters / 1e6,
+                  small_w.num_parameters / 1e6, static_cast<long long>(T), s, T / s);
+    }
+  }
+
   std::printf("\n| OpenBLAS sgemm (M x N x K) | GFLOP/s, %d threads | GFLOP/s, 1 thread |\n"
               "|---|---:|---:|\n", all);
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 256, 768},

@@ -109,6 +109,21 @@ int main(int argc, char** argv) {
   run->add_option("--threads", run_opts.threads, "CPU threads (0: all cores)")
       ->capture_default_str();
   run->add_flag("--no-progress", no_progress, "no progress line on stderr");
+  run->add_option("--lengths", run_opts.lengths,
+                  "long-context tasks: context lengths in model tokens, e.g. 4096,8192")
+      ->capture_default_str();
+  run->add_option("--gold-depth", run_opts.gold_depth,
+                  "hotpotqa_long: relative depth of the gold passages (0-1) or 'sweep'")
+      ->capture_default_str();
+  run->add_option("--long-seed", run_opts.long_seed, "long-context sample seed (RULER's 42)")
+      ->capture_default_str();
+  run->add_flag("--allow-length-extrapolation", run_opts.allow_length_extrapolation,
+                "allow lengths past max_position_embeddings (RoPE simply extended; recorded)");
+  run->add_option("--prefill-chunk", run_opts.prefill_chunk,
+                  "prompt tokens per prefill step (bounds activation memory)")
+      ->capture_default_str();
+  run->add_option("--gen-batch", run_opts.gen_batch, "sequences decoded together")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);

@@ -13,11 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "datasets/reader.h"
 #include "harness/base/file_util.h"
 #include "harness/base/sha256.h"
 #include "harness/base/status_macros.h"
 #include "harness/commands.h"
+#include "harness/long_context_runner.h"
 #include "kernels/backend.h"
 #include "model/llama_model.h"
 #include "model/safetensors_writer.h"
@@ -186,7 +188,35 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   if (o.num_fewshot < 0) return absl::InvalidArgumentError("--num-fewshot must be >= 0");
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
   FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
-  FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> task_list, registry.Resolve(o.tasks));
+  // Long-context names go to the generation path, the rest to the registry.
+  std::vector<std::string> long_names;
+  std::string short_names;
+  for (absl::string_view raw : absl::StrSplit(o.tasks, ',', absl::SkipWhitespace())) {
+    std::string n(absl::StripAsciiWhitespace(raw));
+    if (IsLongContextName(n) && registry.Find(n) == nullptr) {
+      long_names.push_back(n);
+    } else {
+      absl::StrAppend(&short_names, short_names.empty() ? "" : ",", n);
+    }
+  }
+  std::vector<const tasks::Task*> task_list;
+  if (!short_names.empty() || long_names.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(task_list, registry.Resolve(short_names));
+  }
+  LongContextOptions lco;
+  if (!long_names.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(lco.tasks, ResolveLongContextTasks(long_names));
+    FOCAL_ASSIGN_OR_RETURN(lco.lengths, ParseLengths(o.lengths));
+    FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, ParseGoldDepths(o.gold_depth));
+    lco.samples = o.limit > 0 ? o.limit : 500;
+    lco.seed = o.long_seed;
+    lco.data_dir = o.data_dir;
+    lco.allow_length_extrapolation = o.allow_length_extrapolation;
+    lco.prefill_chunk = o.prefill_chunk;
+    lco.max_batch = o.gen_batch;
+    lco.threads = o.threads;
+    lco.progress = o.progress;
+  }
   for (const auto* m : {&o.data, &o.fewshot_data}) {
     for (const auto& [name, path] : *m) {
       if (registry.Find(name) == nullptr) {
@@ -205,6 +235,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   reports::RunResults results;
   reports::RunConfig* cfg = results.mutable_config();
   for (const tasks::Task* t : task_list) cfg->add_tasks(t->name());
+  for (const std::string& t : lco.tasks) cfg->add_tasks(t);
   cfg->set_limit(o.limit);
   cfg->set_shard_index(o.shard_index);
   cfg->set_shard_count(o.shard_count);
@@ -224,6 +255,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     const auto t0 = std::chrono::steady_clock::now();
     model::LoadOptions lo;
     lo.focal_temperature = o.focal_temperature;
+    lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
     FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> m,
                            model::LlamaModel::Load(dir, *backend, lo));
     const model::Tokenizer& tok = *m->tokenizer();
@@ -348,12 +380,18 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
         }
       }
     }
+    run->set_cached_requests(stats.cached);  // RunLongContext adds its own
+    if (!lco.tasks.empty()) {
+      lco.add_bos = add_bos;
+      lco.cache_path = cache_path.empty() ? "" : absl::StrCat(cache_path.substr(0, cache_path.size() - 6),
+                                                              "-gen.jsonl");
+      FOCAL_RETURN_IF_ERROR(RunLongContext(*m, lco, *run, samples_text));
+    }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     run->set_wall_seconds(secs);
     run->set_tokens_processed(stats.tokens_processed);
     run->set_tokens_per_second(secs > 0 ? stats.tokens_processed / secs : 0);
-    run->set_cached_requests(stats.cached);
   }
   if (!o.out.empty()) {
     FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(results));

@@ -39,6 +39,13 @@ struct RunOptions {
   std::string device = "auto";
   int threads = 0;
   bool progress = true;                      // on stderr, only when it is a TTY
+  // Long-context tasks (ruler, ruler_*, hotpotqa_long, long_context).
+  std::string lengths = "4096";
+  std::string gold_depth = "0.5";            // or "sweep"
+  uint64_t long_seed = 42;                   // RULER's random_seed
+  bool allow_length_extrapolation = false;
+  int64_t prefill_chunk = 2048;
+  int64_t gen_batch = 8;
 };
 
 // Parses "I/N" (0 <= I < N).

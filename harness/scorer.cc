@@ -56,18 +56,21 @@ absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bo
         "continuation '", req.continuation, "' encodes to no tokens after context '",
         req.context.substr(0, 60), "...'"));
   }
-  if (static_cast<int64_t>(cont.size()) > max_length) {
-    return absl::OutOfRangeError(absl::StrCat("continuation of ", cont.size(),
-                                              " tokens is longer than the model's max length (",
-                                              max_length, ")"));
-  }
   TokenizedRequest out;
+  if (static_cast<int64_t>(cont.size()) > max_length) {
+    // The continuation alone overflows the window (e.g. a 624-token PIQA
+    // solution at 512 positions): only its last max_length tokens can be
+    // predicted from inside the window, so only they are scored, and the
+    // request is counted as truncated. (lm-eval has no defined result here.)
+    cont.erase(cont.begin(), cont.end() - max_length);
+    out.continuation_truncated = true;
+  }
   std::vector<int32_t> full = ctx;
   full.insert(full.end(), cont.begin(), cont.end());
   // lm-eval: (context + continuation)[-(max_length + 1):][:-1].
   const int64_t keep_from =
       std::max<int64_t>(0, static_cast<int64_t>(full.size()) - (max_length + 1));
-  out.truncated = keep_from > 0;
+  out.truncated = keep_from > 0 || out.continuation_truncated;
   out.input.assign(full.begin() + keep_from, full.end() - 1);
   out.continuation = std::move(cont);
   return out;

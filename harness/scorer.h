@@ -29,7 +29,8 @@ enum class BosPolicy { kAuto, kAlways, kNever };
 struct TokenizedRequest {
   std::vector<int32_t> input;
   std::vector<int32_t> continuation;
-  bool truncated = false;
+  bool truncated = false;               // anything cut on the left
+  bool continuation_truncated = false;  // the continuation itself was cut
   std::string Key() const;  // hex SHA-256 of the exact token sequences
 };
 

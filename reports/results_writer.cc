@@ -44,11 +44,24 @@ std::string SummaryTable(const RunResults& results) {
     for (const TaskResult& t : m.tasks()) {
       for (const MetricValue& v : t.metrics()) {
         const std::string se = std::isnan(v.stderr()) ? "N/A" : absl::StrFormat("%.4f", v.stderr());
+        std::string metric = v.name();
+        if (v.context_length() > 0) absl::StrAppend(&metric, "@", v.context_length());
+        if (v.has_gold_depth()) absl::StrAppend(&metric, " depth ", v.gold_depth());
         absl::StrAppend(&out, "| ", model, " | ", t.task(), " | ", t.version(), " | ",
-                        t.num_fewshot(), " | ", v.name(), " | ", v.higher_is_better() ? "↑" : "↓",
+                        t.num_fewshot(), " | ", metric, " | ", v.higher_is_better() ? "↑" : "↓",
                         " | ", absl::StrFormat("%.4f", v.value()), " | ± | ", se, " |\n");
       }
     }
+  }
+  for (const ModelRun& m : results.models()) {
+    if (m.ruler_by_length().empty()) continue;
+    absl::StrAppend(&out, "\nRULER average over tasks (", m.variant(), "):");
+    for (const LengthSummary& l : m.ruler_by_length()) {
+      absl::StrAppend(&out, absl::StrFormat(" %d: %.2f (%d tasks);", l.context_length(),
+                                            l.average(), l.num_tasks()));
+    }
+    absl::StrAppend(&out, " effective length ", m.effective_length(),
+                    m.length_extrapolated() ? " (RoPE extrapolated)" : "", "\n");
   }
   return out;
 }

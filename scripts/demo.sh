@@ -19,3 +19,7 @@ mkdir -p build/demo
 $FE run --tasks all --out build/demo/base.json --samples build/demo/base.samples.jsonl
 $FE run --tasks all --focal-temperature 0.4 --out build/demo/focal.json \
   --samples build/demo/focal.samples.jsonl
+# A short long-context pass at the bundled model's own lengths (it has 512
+# positions): the 13 RULER tasks and hotpotqa_long, 5 samples per task and length.
+$FE run --tasks long_context --lengths 256,512 --limit 5 --out build/demo/long.json \
+  --samples build/demo/long.samples.jsonl

@@ -148,6 +148,83 @@ TEST(RunTest, UserTaskSpecNeedsNoCpp) {
   EXPECT_THAT(broken.err, HasSubstr("broken.textproto:2:"));
 }
 
+TEST(RunTest, LongContextEndToEndAndResume) {
+  const std::string dir = testing::MakeTempDir("long");
+  // stories260K has 512 positions: 2048 needs (and records) extrapolation.
+  const std::string args = "run --tasks ruler_niah_single_2,ruler_qa_1,hotpotqa_long --lengths "
+                           "2048 --allow-length-extrapolation --limit 2 --no-progress --out " +
+                           dir + "/r.json --samples " + dir + "/s.jsonl";
+  Result r = RunCli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("long-context: lengths up to 2048 tokens need ~"));
+  EXPECT_THAT(r.out, HasSubstr("string_match_all@2048"));
+  EXPECT_THAT(r.out, HasSubstr("RULER average over tasks (base): 2048:"));
+  reports::RunResults res = Load(dir + "/r.json");
+  const reports::ModelRun& m = res.models(0);
+  EXPECT_TRUE(m.length_extrapolated());
+  EXPECT_GT(m.memory_estimate_bytes(), 0);
+  ASSERT_EQ(m.ruler_by_length_size(), 1);
+  EXPECT_EQ(m.ruler_by_length(0).context_length(), 2048);
+  EXPECT_EQ(m.ruler_by_length(0).num_tasks(), 2);
+  ASSERT_EQ(m.tasks_size(), 3);
+  for (const auto& t : m.tasks()) {
+    for (const auto& mv : t.metrics()) {
+      EXPECT_EQ(mv.context_length(), 2048) << t.task();
+      EXPECT_EQ(mv.n(), 2);
+      EXPECT_EQ(mv.has_gold_depth(), t.task() == "hotpotqa_long");
+    }
+  }
+  // One log line per sample, each traceable: prompt checksum, tokens, needle.
+  std::istringstream in(testing::ReadFileOrDie(dir + "/s.jsonl"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    auto v = ParseJson(line, "s.jsonl");
+    ASSERT_TRUE(v.ok()) << line;
+    EXPECT_EQ(v->Find("prompt_sha256")->string_value().size(), 64u);
+    EXPECT_LE(v->Find("prompt_tokens")->integer() + v->Find("max_new_tokens")->integer(), 2048);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 6);
+  // Rerun: every generation comes from the cache, same numbers.
+  Result again = RunCli(args);
+  ASSERT_EQ(again.code, 0) << again.err;
+  reports::RunResults res2 = Load(dir + "/r.json");
+  EXPECT_EQ(res2.models(0).cached_requests(), 6);
+  EXPECT_EQ(res2.models(0).ruler_by_length(0).average(), m.ruler_by_length(0).average());
+}
+
+TEST(RunTest, LongContextRefusals) {
+  Result past = RunCli("run --tasks ruler_niah_single_2 --lengths 2048 --limit 1");
+  EXPECT_EQ(past.code, 1);
+  EXPECT_THAT(past.err, HasSubstr("max_position_embeddings (512)"));
+  EXPECT_THAT(past.err, HasSubstr("--allow-length-extrapolation"));
+  Result unsorted = RunCli("run --tasks ruler --lengths 4096,2048");
+  EXPECT_EQ(unsorted.code, 1);
+  EXPECT_THAT(unsorted.err, HasSubstr("strictly increasing"));
+  Result empty = RunCli("run --tasks ruler --lengths ,");
+  EXPECT_EQ(empty.code, 1);
+  EXPECT_THAT(empty.err, HasSubstr("--lengths is empty"));
+  Result unknown = RunCli("run --tasks ruler_niah_single_9 --lengths 512");
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown long-context task 'ruler_niah_single_9'"));
+  Result small = RunCli("run --tasks ruler_vt --lengths 512 --limit 1");
+  EXPECT_EQ(small.code, 1);
+  EXPECT_THAT(small.err, HasSubstr("ruler_vt"));
+  Result depth = RunCli("run --tasks hotpotqa_long --lengths 512 --gold-depth 1.5");
+  EXPECT_EQ(depth.code, 1);
+  EXPECT_THAT(depth.err, HasSubstr("--gold-depth"));
+  // Memory is checked before anything is built or run.
+  Result huge = RunCli("run --tasks ruler_niah_single_2 --lengths 4194304 "
+                       "--allow-length-extrapolation --gen-batch 64 --limit 1");
+  EXPECT_EQ(huge.code, 1);
+  EXPECT_THAT(huge.err, HasSubstr("available: lower --lengths"));
+  Result missing = RunCli("run --tasks ruler_qa_1 --lengths 1024 --limit 1 --data-dir /no/data "
+                          "--allow-length-extrapolation");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/no/data"));
+}
+
 TEST(RunTest, ListTasks) {
   Result r = RunCli("run --list-tasks");
   ASSERT_EQ(r.code, 0);

@@ -71,8 +71,16 @@ TEST_F(ScorerTest, LeftTruncationLikeLmEval) {
   ASSERT_EQ(cut.input.size(), 6u);
   // The last 6 tokens of (context + continuation)[:-1].
   EXPECT_TRUE(std::equal(cut.input.begin(), cut.input.end(), full.input.end() - 6));
-  EXPECT_THAT(TokenizeRequest(tok(), true, 1, {"a", " very long continuation here"}),
-              testing::StatusIs(absl::StatusCode::kOutOfRange, ::testing::HasSubstr("longer")));
+  // A continuation longer than the window: its last max_length tokens are
+  // scored, from a window that holds only continuation tokens.
+  auto huge = TokenizeRequest(tok(), true, 3, {"a", " very long continuation here"});
+  ASSERT_TRUE(huge.ok());
+  EXPECT_TRUE(huge->continuation_truncated);
+  EXPECT_EQ(huge->continuation.size(), 3u);
+  EXPECT_EQ(huge->input.size(), 3u);
+  TokenizedRequest ref = Tok("a", " very long continuation here");
+  EXPECT_TRUE(std::equal(huge->continuation.begin(), huge->continuation.end(),
+                         ref.continuation.end() - 3));
 }
 
 TEST_F(ScorerTest, MatchesOneFullForwardPerRequest) {

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Long-context generation samples (RULER-style synthetic tasks and
+// HotpotQA-style multi-document QA), built to fit a context length counted
+// in the evaluated model's own tokens. datasets/ never sees the model: the
+// harness passes a token counter bound to the model's tokenizer.
+#ifndef FOCAL_DATASETS_LONG_CONTEXT_H_
+#define FOCAL_DATASETS_LONG_CONTEXT_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace focal::datasets {
+
+// One greedy-generation request and what scores it.
+struct GenerationSample {
+  std::string task;                  // e.g. "ruler_niah_single_1", "hotpotqa_long"
+  int64_t length = 0;                // the context-length bucket (tokens)
+  int64_t index = 0;                 // sample number within (task, length)
+  std::string input;                 // everything the model reads, answer prefix included
+  std::vector<std::string> outputs;  // gold answers
+  int64_t max_new_tokens = 0;        // RULER's tokens_to_generate
+  std::vector<std::string> stop;     // stop strings (may be empty)
+  // For the per-sample log: needle depths and character positions, keys, the
+  // gold-document depth, ... (free-form, JSON-safe strings).
+  std::map<std::string, std::string> meta;
+};
+
+// Number of tokens the model will read for `text` (BOS included).
+using TokenCounter = std::function<absl::StatusOr<int64_t>(absl::string_view)>;
+
+struct LongContextOptions {
+  TokenCounter count_tokens;   // required
+  uint64_t seed = 42;          // RULER's default random_seed
+  int64_t num_samples = 500;   // per task and length (RULER's default)
+  // Data files (the ../shared/data layout; empty = the bundled samples).
+  std::string essay_haystack;  // PaulGrahamEssays.json: {"text": ...}
+  std::string squad;           // SQuAD-format json (XQuAD en)
+  std::string hotpotqa;        // HotpotQA dev-distractor jsonl
+  std::string word_list;       // the key word list (bundled by default)
+};
+
+}  // namespace focal::datasets
+
+#endif  // FOCAL_DATASETS_LONG_CONTEXT_H_

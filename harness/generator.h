@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Greedy generation for the long-context tasks: prompts are prefilled in
+// chunks (memory stays at the KV cache plus one chunk of activations), then
+// all active sequences decode together, one token each per forward call,
+// until max_new_tokens, a stop id (EOS) or a stop string.
+#ifndef FOCAL_HARNESS_GENERATOR_H_
+#define FOCAL_HARNESS_GENERATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "model/config.h"
+#include "model/tokenizer.h"
+#include "model/transformer.h"
+
+namespace focal::harness {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;    // token ids, BOS included; non-empty
+  int64_t max_new_tokens = 0;
+  std::vector<std::string> stop;  // the text is cut before the first occurrence
+};
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;  // generated ids (a stop id is not included)
+  std::string text;             // decoded, cut at a stop string
+  std::string finish;           // "length", "eos" or "stop"
+};
+
+struct GenerationOptions {
+  int64_t prefill_chunk = 2048;  // prompt tokens per prefill forward call
+  int64_t max_batch = 8;         // sequences decoded together
+  std::vector<int64_t> stop_ids;  // usually the model's EOS ids
+  // Called after each finished request with (done, total).
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
+    model::Transformer& tf, const model::Tokenizer& tok,
+    absl::Span<const GenerationRequest> requests, const GenerationOptions& options);
+
+// Bytes a run needs at once on the CPU backend: the KV caches of max_batch
+// sequences of `max_tokens` (prompt + answer) plus one prefill chunk's
+// activations and attention scratch. Computed before a run starts, so one
+// that cannot fit is refused up front.
+int64_t EstimateGenerationBytes(const model::ModelConfig& config, int64_t max_tokens,
+                                int64_t prefill_chunk, int64_t max_batch, int threads);
+
+// MemAvailable from /proc/meminfo in bytes, or -1 if unknown.
+int64_t AvailableMemoryBytes();
+
+}  // namespace focal::harness
+
+#endif  // FOCAL_HARNESS_GENERATOR_H_

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: Apache-2.0
+// hotpotqa_long on the bundled HotpotQA sample, counted with the bundled
+// stories260K tokenizer: the rendered prompt (golden file), the length fit,
+// the gold depth, determinism, pool repetition and every error path.
+//
+// Regenerate the golden files with FOCAL_UPDATE_GOLDENS=1 and review the
+// diff. prompt_1024_depth0.5.txt is the exact model input of one sample (1024
+// tokens, depth 0.5), byte for byte: it ends with "Answer:" and no newline.
+#include "datasets/hotpotqa_long.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "harness/base/json.h"
+#include "harness/base/status_macros.h"
+#include "model/tokenizer.h"
+#include "tasks/metrics.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::datasets {
+namespace {
+
+using ::focal::testing::MakeTempDir;
+using ::focal::testing::ReadFileOrDie;
+using ::focal::testing::SourcePath;
+using ::focal::testing::StatusIs;
+using ::focal::testing::WriteStringToFile;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+constexpr char kSample[] = "datasets/samples/hotpotqa_sample.jsonl";
+// The stories260K tokenizer (vocabulary 512) needs ~1.6 characters per token,
+// so the gold passages and question of most records take over 1000 tokens on
+// their own (the first usable one of the sample: 1052). These two (file
+// order) take 640 and 531; ShortFirstPool() moves them to the front of the
+// sample so that the tests can start at 1024 tokens.
+constexpr const char* kShortIds[] = {"5a90bd7b55429916514e7547", "5adfad2b554299603e41835c"};
+constexpr char kGoldenDir[] = "tests/testdata/golden/hotpotqa_long/";
+
+// Two usable records with short paragraphs and one record that lacks a gold
+// paragraph, for the pool and skip tests.
+constexpr char kTinyPool[] =
+    R"({"_id": "q1", "question": "Who wrote Alpha?", "answer": "Ann", "type": "bridge", )"
+    R"("supporting_facts": [["Alpha", 0], ["Ann", 0]], "context": [["Alpha", ["Alpha is a )"
+    R"(book by Ann."]], ["Beta", ["Beta is a river."]], ["Ann", ["Ann is a writer."]]]})"
+    "\n"
+    R"({"_id": "q2", "question": "Where is Gamma?", "answer": "Delta", )"
+    R"("supporting_facts": [["Gamma", 0]], "context": [["Gamma", ["Gamma is in Delta."]], )"
+    R"(["Epsilon", ["Epsilon is a letter.", " It is the fifth."]]]})"
+    "\n"
+    R"({"_id": "q3", "question": "Unanswerable?", "answer": "x", )"
+    R"("supporting_facts": [["Missing", 0]], "context": [["Zeta", ["Zeta is last."]]]})"
+    "\n";
+
+class HotpotQaLongTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto tok = model::Tokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
+    ASSERT_TRUE(tok.ok()) << tok.status();
+    tokenizer_ = new model::Tokenizer(*std::move(tok));
+  }
+  static void TearDownTestSuite() {
+    delete tokenizer_;
+    tokenizer_ = nullptr;
+  }
+
+  static int64_t Count(absl::string_view text) {
+    auto ids = tokenizer_->Encode(text, /*add_bos=*/true);
+    EXPECT_TRUE(ids.ok()) << ids.status();
+    return ids.ok() ? static_cast<int64_t>(ids->size()) : -1;
+  }
+
+  // The bundled sample with the kShortIds records first (others in file order).
+  static const std::string& ShortFirstPool() {
+    static const std::string* path = [] {
+      std::vector<std::string> first, rest;
+      for (absl::string_view line :
+           absl::StrSplit(ReadFileOrDie(SourcePath(kSample)), '\n', absl::SkipEmpty())) {
+        bool is_short = false;
+        for (const char* id : kShortIds) {
+          is_short |= absl::StrContains(line, absl::StrCat("\"_id\": \"", id, "\""));
+        }
+        (is_short ? first : rest).emplace_back(line);
+      }
+      EXPECT_EQ(first.size(), 2u);
+      first.insert(first.end(), rest.begin(), rest.end());
+      return new std::string(TempFile(absl::StrCat(absl::StrJoin(first, "\n"), "\n")));
+    }();
+    return *path;
+  }
+
+  static LongContextOptions Options(int64_t num_samples, const std::string& path = "") {
+    LongContextOptions o;
+    o.count_tokens = [](absl::string_view text) -> absl::StatusOr<int64_t> {
+      FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer_->Encode(text, true));
+      return static_cast<int64_t>(ids.size());
+    };
+    o.num_samples = num_samples;
+    o.hotpotqa = path.empty() ? ShortFirstPool() : path;
+    return o;
+  }
+
+  static std::string TempFile(const std::string& contents) {
+    const std::string path = MakeTempDir("hotpotqa_long") + "/data.jsonl";
+    WriteStringToFile(path, contents);
+    return path;
+  }
+
+  static model::Tokenizer* tokenizer_;
+};
+
+model::Tokenizer* HotpotQaLongTest::tokenizer_ = nullptr;
+
+int64_t MetaInt(const GenerationSample& s, const std::string& key) {
+  auto it = s.meta.find(key);
+  int64_t v = std::numeric_limits<int64_t>::min();
+  if (it == s.meta.end() || !absl::SimpleAtoi(it->second, &v)) {
+    ADD_FAILURE() << "meta " << key << " missing or not an integer";
+  }
+  return v;
+}
+
+std::vector<int64_t> GoldPassages(const GenerationSample& s) {
+  std::vector<int64_t> out;
+  for (absl::string_view part : absl::StrSplit(s.meta.at("gold_passages"), ',')) {
+    int64_t v = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(part, &v)) << part;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::string> GoldTitles(const GenerationSample& s) {
+  std::vector<std::string> out;
+  auto json = ParseJson(s.meta.at("gold_titles"), "gold_titles");
+  EXPECT_TRUE(json.ok()) << json.status();
+  if (!json.ok() || !json->is_array()) return out;
+  for (const JsonValue& v : json->array()) out.push_back(v.string_value());
+  return out;
+}
+
+std::string MetaText(const GenerationSample& s) {
+  std::string out;
+  for (const auto& [k, v] : s.meta) absl::StrAppend(&out, k, ": ", v, "\n");
+  return out;
+}
+
+void CheckGolden(const std::string& name, const std::string& actual) {
+  const std::string path = SourcePath(absl::StrCat(kGoldenDir, name));
+  const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
+  if (update != nullptr && std::string(update) == "1") {
+    WriteStringToFile(path, actual);
+    std::cerr << "wrote " << path << "\n";
+    return;
+  }
+  EXPECT_EQ(actual, ReadFileOrDie(path))
+      << "golden " << path << " differs (FOCAL_UPDATE_GOLDENS=1 rewrites it)";
+}
+
+TEST_F(HotpotQaLongTest, SweepDepths) {
+  EXPECT_EQ(HotpotQaSweepDepths(), (std::vector<double>{0.0, 0.25, 0.5, 0.75, 1.0}));
+}
+
+TEST_F(HotpotQaLongTest, LongBenchPromptLayout) {
+  EXPECT_EQ(RenderHotpotQaPassage(3, "Title", "First. Second."),
+            "Passage 3:\nTitle\nFirst. Second.");
+  EXPECT_EQ(RenderHotpotQaPrompt("Passage 1:\nT\nx\nPassage 2:\nU\ny", "Who?"),
+            "Answer the question based on the given passages. Only give me the answer and do "
+            "not output any other words.\n\nThe following are given passages.\n"
+            "Passage 1:\nT\nx\nPassage 2:\nU\ny\n\n"
+            "Answer the question based on the given passages. Only give me the answer and do "
+            "not output any other words.\n\nQuestion: Who?\nAnswer:");
+}
+
+TEST_F(HotpotQaLongTest, GoldenPrompt) {
+  auto samples = MakeHotpotQaLongSamples(1024, 0.5, Options(1));
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 1u);
+  const GenerationSample& s = (*samples)[0];
+  EXPECT_EQ(s.task, "hotpotqa_long");
+  EXPECT_EQ(s.length, 1024);
+  EXPECT_EQ(s.index, 0);
+  EXPECT_EQ(s.max_new_tokens, 32);
+  EXPECT_EQ(s.stop, std::vector<std::string>{"\n"});
+  ASSERT_EQ(s.outputs.size(), 1u);
+  CheckGolden("prompt_1024_depth0.5.txt", s.input);
+  CheckGolden("meta_1024_depth0.5.txt", absl::StrCat("outputs: ", s.outputs[0], "\n", MetaText(s)));
+}
+
+// Every length and depth: the input fits with the 32 generated tokens, one
+// more passage would not, and the gold block starts within one passage of
+// depth * (number of distractors), with its titles at the numbered passages.
+TEST_F(HotpotQaLongTest, FitsLengthAndPlacesGold) {
+  int64_t max_slack = 0, sum_slack = 0, count = 0;
+  for (int64_t length : {1024, 2048, 4096, 8192, 16384}) {
+    for (double depth : {0.0, 0.5, 1.0}) {
+      SCOPED_TRACE(absl::StrCat("length ", length, " depth ", depth));
+      auto samples = MakeHotpotQaLongSamples(length, depth, Options(2));
+      ASSERT_TRUE(samples.ok()) << samples.status();
+      ASSERT_EQ(samples->size(), 2u);
+      for (const GenerationSample& s : *samples) {
+        const int64_t tokens = Count(s.input);
+        EXPECT_LE(tokens + 32, length);
+        EXPECT_EQ(MetaInt(s, "input_tokens"), tokens);
+        EXPECT_EQ(MetaInt(s, "slack_tokens"), length - 32 - tokens);
+        EXPECT_LT(length - 32 - tokens, MetaInt(s, "smallest_unused_passage_tokens"));
+        max_slack = std::max(max_slack, length - 32 - tokens);
+        sum_slack += length - 32 - tokens;
+        ++count;
+
+        const int64_t passages = MetaInt(s, "num_passages");
+        const int64_t distractors = MetaInt(s, "num_distractors");
+        const std::vector<int64_t> gold = GoldPassages(s);
+        const std::vector<std::string> titles = GoldTitles(s);
+        ASSERT_EQ(gold.size(), titles.size());
+        ASSERT_FALSE(gold.empty());
+        EXPECT_EQ(passages, distractors + static_cast<int64_t>(gold.size()));
+        for (size_t g = 0; g < gold.size(); ++g) {
+          EXPECT_EQ(gold[g],
+                    gold[0] + static_cast<int64_t>(g));  // adjacent, in order
+          EXPECT_THAT(s.input,
+                      HasSubstr(absl::StrCat("Passage ", gold[g], ":\n", titles[g], "\n")));
+        }
+        EXPECT_THAT(s.input, HasSubstr(absl::StrCat("\nPassage ", passages, ":\n")));
+        EXPECT_THAT(s.input,
+                    ::testing::Not(HasSubstr(absl::StrCat("Passage ", passages + 1, ":\n"))));
+        const double target = depth * static_cast<double>(distractors);
+        EXPECT_LE(std::abs(static_cast<double>(gold[0] - 1) - target), 1.0);
+        if (depth == 0.0) {
+          EXPECT_EQ(gold.front(), 1);
+        }
+        if (depth == 1.0) {
+          EXPECT_EQ(gold.back(), passages);
+        }
+        EXPECT_EQ(s.meta.at("distractors_repeated"), "false");
+        if (length == 16384) {
+          EXPECT_EQ(s.meta.at("used_other_questions"), "true");
+        }
+      }
+    }
+  }
+  std::cerr << "hotpotqa_long fit: " << count << " samples, mean slack "
+            << static_cast<double>(sum_slack) / static_cast<double>(count) << " tokens, max "
+            << max_slack << "\n";
+}
+
+// Fill order: the record's own 8 non-gold paragraphs, then other records'.
+// The longest fitting prefix of that order is taken (so it is all own
+// paragraphs up to 8); the first-fit scan may then add shorter later ones.
+TEST_F(HotpotQaLongTest, OwnParagraphsFillFirst) {
+  for (int64_t length : {1024, 2048, 4096, 16384}) {
+    SCOPED_TRACE(absl::StrCat("length ", length));
+    auto samples = MakeHotpotQaLongSamples(length, 0.5, Options(1));
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    const GenerationSample& s = (*samples)[0];
+    EXPECT_EQ(s.meta.at("id"), kShortIds[0]);
+    const int64_t prefix = MetaInt(s, "prefix_distractors");
+    const int64_t own = MetaInt(s, "own_distractors");
+    EXPECT_GE(own, std::min<int64_t>(prefix, 8));
+    EXPECT_LE(own, 8);
+    EXPECT_EQ(own + MetaInt(s, "other_distractors"), MetaInt(s, "num_distractors"));
+    EXPECT_EQ(s.meta.at("used_other_questions"),
+              MetaInt(s, "other_distractors") > 0 ? "true" : "false");
+    if (length == 16384) {
+      EXPECT_EQ(own, 8);
+      EXPECT_GT(prefix, 8);
+    }
+  }
+}
+
+TEST_F(HotpotQaLongTest, Deterministic) {
+  auto a = MakeHotpotQaLongSamples(4096, 0.25, Options(3));
+  auto b = MakeHotpotQaLongSamples(4096, 0.25, Options(3));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), b->size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    EXPECT_EQ((*a)[i].input, (*b)[i].input);
+    EXPECT_EQ((*a)[i].meta, (*b)[i].meta);
+  }
+  LongContextOptions other = Options(3);
+  other.seed = 7;
+  auto c = MakeHotpotQaLongSamples(4096, 0.25, other);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE((*a)[0].input, (*c)[0].input);
+  EXPECT_EQ((*a)[0].meta.at("id"),
+            (*c)[0].meta.at("id"));  // same questions, in file order
+}
+
+TEST_F(HotpotQaLongTest, RepeatsOtherParagraphsWhenThePoolRunsOut) {
+  auto samples = MakeHotpotQaLongSamples(1024, 0.5, Options(5, TempFile(kTinyPool)));
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 2u);  // q3 lacks its gold paragraph
+  for (const GenerationSample& s : *samples) {
+    EXPECT_EQ(s.meta.at("distractors_repeated"), "true");
+    EXPECT_EQ(s.meta.at("used_other_questions"), "true");
+    EXPECT_EQ(s.meta.at("questions_usable"), "2");
+    EXPECT_EQ(s.meta.at("questions_skipped_missing_gold"), "1");
+    EXPECT_LE(Count(s.input) + 32, 1024);
+    EXPECT_LT(MetaInt(s, "slack_tokens"), MetaInt(s, "smallest_unused_passage_tokens"));
+  }
+  const GenerationSample& q1 = (*samples)[0];
+  EXPECT_EQ(q1.meta.at("id"), "q1");
+  EXPECT_EQ(q1.meta.at("type"), "bridge");
+  EXPECT_EQ(q1.outputs, std::vector<std::string>{"Ann"});
+  EXPECT_EQ(q1.meta.at("gold_titles"), R"(["Alpha", "Ann"])");
+  // q1's pool: its own "Beta", then q2's two and q3's one paragraph.
+  EXPECT_EQ(q1.meta.at("pool_paragraphs"), "4");
+  EXPECT_THAT(q1.input, HasSubstr("\nEpsilon\nEpsilon is a letter. It is the fifth.\n"));
+}
+
+TEST_F(HotpotQaLongTest, SingleRecordCannotFill) {
+  const std::string path =
+      TempFile(std::string(kTinyPool).substr(0, std::string(kTinyPool).find('\n') + 1));
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, path)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("cannot fill 1024 tokens"), HasSubstr("q1"))));
+}
+
+TEST_F(HotpotQaLongTest, BadArguments) {
+  for (double depth : {-0.1, 1.5, std::nan("")}) {
+    EXPECT_THAT(MakeHotpotQaLongSamples(1024, depth, Options(1)),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gold depth")));
+  }
+  EXPECT_THAT(MakeHotpotQaLongSamples(0, 0.5, Options(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("length 0")));
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(0)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("num_samples")));
+  LongContextOptions no_counter = Options(1);
+  no_counter.count_tokens = nullptr;
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, no_counter),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token counter")));
+}
+
+TEST_F(HotpotQaLongTest, LengthTooSmallNamesTheQuestion) {
+  // In file order the first usable record needs 1052 tokens before any
+  // distractor (see kShortIds).
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, SourcePath(kSample))),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("length 1024 is too small"),
+                             HasSubstr("question 5adddccd5542997dc7907069"),
+                             HasSubstr("take 1052 tokens"))));
+  EXPECT_THAT(MakeHotpotQaLongSamples(128, 0.5, Options(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("length 128 is too small"), HasSubstr(kShortIds[0]))));
+}
+
+TEST_F(HotpotQaLongTest, BadData) {
+  const std::string missing = MakeTempDir("hotpotqa_long") + "/nope.jsonl";
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, missing)),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(missing)));
+
+  const std::string first_line =
+      std::string(kTinyPool).substr(0, std::string(kTinyPool).find('\n') + 1);
+  const std::string malformed = TempFile(first_line + "{\"_id\": \"q2\", \n");
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, malformed)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(malformed + ":2:")));
+
+  const std::string no_question =
+      TempFile(R"({"_id": "q", "answer": "a", "supporting_facts": [], "context": []})"
+               "\n");
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, no_question)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(no_question + ":1: missing field 'question'")));
+
+  const std::string bad_context =
+      TempFile(R"({"_id": "q", "question": "?", "answer": "a", "supporting_facts": [["T", 0]], )"
+               R"("context": [["T", ["ok"]], ["U", "not a list"]]})"
+               "\n");
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, bad_context)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(bad_context + ":1: field 'context[1]'")));
+
+  const std::string bad_fact =
+      TempFile(R"({"_id": "q", "question": "?", "answer": "a", "supporting_facts": [["T"]], )"
+               R"("context": [["T", ["ok"]]]})"
+               "\n");
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, bad_fact)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(bad_fact + ":1: field 'supporting_facts[0]'")));
+
+  const std::string none_usable = TempFile(std::string(kTinyPool).substr(
+      std::string(kTinyPool).rfind('\n', std::string(kTinyPool).size() - 2) + 1));
+  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, none_usable)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("no record has all its supporting-fact paragraphs")));
+}
+
+// The per-sample seeds are CPython's random.Random(seed).getrandbits(32)
+// draws; random.Random(42).getrandbits(32) gives 2746317213 first.
+TEST_F(HotpotQaLongTest, SeedsComeFromCpythonRandom) {
+  tasks::PyRandom rng(42);
+  EXPECT_EQ(rng.NextU32(), 2746317213u);
+}
+
+}  // namespace
+}  // namespace focal::datasets

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// RULER's scoring: postprocess_pred, string_match_all / string_match_part
+// (NVIDIA's any-match), the metric of each task and the effective length,
+// with expected values worked out from RULER's Python (quoted).
+#include "tasks/ruler_metrics.h"
+
+#include <string>
+#include <vector>
+
+#include "datasets/ruler.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::tasks {
+namespace {
+
+using ::focal::testing::StatusIs;
+using ::testing::HasSubstr;
+
+using Golds = std::vector<std::string>;
+
+TEST(RulerMetricsTest, Postprocess) {
+  // re.sub(r'[\x00-\x1f]', '\n', s.strip()).strip()
+  EXPECT_EQ(RulerPostprocess("  \n The answer\tis\x01 42 \n"), "The answer\nis\n 42");
+  EXPECT_EQ(RulerPostprocess(std::string("a\0b", 3)), "a\nb");
+  EXPECT_EQ(RulerPostprocess("\x1f x \x1f"), "x");
+  EXPECT_EQ(RulerPostprocess("\xc2\xa0 x \xe3\x80\x80"), "x");  // NBSP, ideographic space
+  EXPECT_EQ(RulerPostprocess("\x7f"), "\x7f");                  // DEL is not in \x00-\x1f
+  EXPECT_EQ(RulerPostprocess(""), "");
+}
+
+TEST(RulerMetricsTest, StringMatchAllIsTheFractionFound) {
+  const Golds golds = {"1234567", "7654321", "1111111"};
+  EXPECT_DOUBLE_EQ(StringMatchAll("The numbers are 1234567 and 7654321.", golds), 2.0 / 3.0);
+  EXPECT_EQ(StringMatchAll("1234567, 7654321, 1111111", golds), 1.0);
+  EXPECT_EQ(StringMatchAll("none of them", golds), 0.0);
+  EXPECT_EQ(StringMatchAll("", golds), 0.0);
+  EXPECT_EQ(StringMatchAll("anything", {}), 0.0);
+  // Substring semantics: a longer number contains the gold, punctuation
+  // around it does not matter, and nothing is normalised inside it.
+  EXPECT_EQ(StringMatchAll("112345678", {"1234567"}), 1.0);
+  EXPECT_EQ(StringMatchAll("(1234567).", {"1234567"}), 1.0);
+  EXPECT_EQ(StringMatchAll("1,234,567", {"1234567"}), 0.0);
+  EXPECT_EQ(StringMatchAll("wise-owl", {"wise owl"}), 0.0);
+  // A repeated gold counts each time it is listed.
+  EXPECT_EQ(StringMatchAll("abc", {"abc", "abc", "xyz", "xyz"}), 0.5);
+}
+
+TEST(RulerMetricsTest, CaseInsensitive) {
+  EXPECT_EQ(StringMatchAll("VAR ABCDE and VAR fghij", {"abcde", "FGHIJ"}), 1.0);
+  EXPECT_EQ(StringMatchAll("Answer: PARIS", {"Paris"}), 1.0);
+  EXPECT_EQ(StringMatchAll("CAFÉ ÀÖ", {"café", "àö"}), 1.0);  // Latin-1 letters too
+  EXPECT_EQ(StringMatchAll("×", {"÷"}), 0.0);                 // U+00D7 is not a letter
+}
+
+TEST(RulerMetricsTest, ControlCharactersBecomeNewlines) {
+  // The prediction's \t and \r become \n before matching; the gold is not
+  // post-processed (RULER compares r.lower() in pred.lower()).
+  EXPECT_EQ(StringMatchAll("a\tb", {"a\nb"}), 1.0);
+  EXPECT_EQ(StringMatchAll("a\r\nb", {"a\n\nb"}), 1.0);
+  EXPECT_EQ(StringMatchAll("a\nb", {"a\tb"}), 0.0);
+}
+
+TEST(RulerMetricsTest, StringMatchPartIsAnyMatch) {
+  // NVIDIA: max(1.0 if r in pred else 0.0 for r in ref) -> 1 when any gold
+  // occurs (lm-eval's port would give 0.5 here).
+  const Golds golds = {"Denver Broncos", "the Broncos"};
+  EXPECT_EQ(StringMatchPart("It was the broncos.", golds), 1.0);
+  EXPECT_EQ(StringMatchPart("Denver", golds), 0.0);
+  EXPECT_EQ(StringMatchPart("", golds), 0.0);
+  EXPECT_EQ(StringMatchPart("x", {}), 0.0);
+  EXPECT_EQ(StringMatchPart(" \n Kansas Song\n", {"kansas song"}), 1.0);
+}
+
+TEST(RulerMetricsTest, MetricOfEachTask) {
+  for (const std::string& task : datasets::RulerTaskNames()) {
+    auto metric = RulerMetricFor(task);
+    ASSERT_TRUE(metric.ok()) << metric.status();
+    const bool qa = task == "ruler_qa_1" || task == "ruler_qa_2";
+    EXPECT_EQ(*metric, qa ? RulerMetric::kStringMatchPart : RulerMetric::kStringMatchAll) << task;
+  }
+  EXPECT_THAT(RulerMetricFor("niah_single_1"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a RULER task")));
+  const Golds golds = {"a1", "b2"};
+  EXPECT_EQ(RulerScore(RulerMetric::kStringMatchAll, "a1", golds), 0.5);
+  EXPECT_EQ(RulerScore(RulerMetric::kStringMatchPart, "a1", golds), 1.0);
+}
+
+TEST(RulerMetricsTest, EffectiveLengthAsInTheReadme) {
+  const std::vector<int64_t> lengths = {4096, 8192, 16384, 32768, 65536, 131072};
+  // README rows: Llama3.1 (70B) -> 64K; Qwen3-32B -> >128K (85.6 counts);
+  // Qwen2 (72B) -> 32K; LWM (7B) -> <4K.
+  EXPECT_EQ(*EffectiveLength(lengths, {96.5, 95.8, 95.4, 94.8, 88.4, 66.6}), 65536);
+  EXPECT_EQ(*EffectiveLength(lengths, {98.4, 96.0, 96.2, 94.4, 91.8, 85.6}), 131072);
+  EXPECT_EQ(*EffectiveLength(lengths, {96.9, 96.1, 94.9, 94.1, 79.8, 53.7}), 32768);
+  EXPECT_EQ(*EffectiveLength(lengths, {82.3, 78.4, 73.7, 69.1, 68.1, 65.0}), 0);
+  // A length after the first failure does not count, lengths may be
+  // unordered, and the threshold is a parameter.
+  EXPECT_EQ(*EffectiveLength({4096, 8192, 16384}, {90.0, 80.0, 90.0}), 4096);
+  EXPECT_EQ(*EffectiveLength({16384, 4096, 8192}, {90.0, 90.0, 80.0}), 4096);
+  EXPECT_EQ(*EffectiveLength({4096, 8192}, {70.0, 60.0}, 50.0), 8192);
+}
+
+TEST(RulerMetricsTest, EffectiveLengthErrors) {
+  EXPECT_THAT(EffectiveLength({4096}, {90.0, 80.0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 lengths and 2")));
+  EXPECT_THAT(EffectiveLength({}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at least one")));
+  EXPECT_THAT(EffectiveLength({4096, 4096}, {90.0, 90.0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("given twice")));
+  EXPECT_THAT(EffectiveLength({4096}, {std::nan("")}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not finite")));
+}
+
+}  // namespace
+}  // namespace focal::tasks
