@@ -169,8 +169,15 @@ absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text) {
   return std::vector<double>{d};
 }
 
+std::string DetailsKey(const std::string& task, int64_t length, double depth) {
+  std::string k = absl::StrCat(task, "@", length);
+  if (depth >= 0) absl::StrAppend(&k, "@", depth);
+  return k;
+}
+
 absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& o,
-                            reports::ModelRun& run, std::string& samples_log) {
+                            reports::ModelRun& run, std::string& samples_log,
+                            std::map<std::string, TaskDetails>* details) {
   const model::ModelConfig& cfg = model.config();
   const model::Tokenizer& tok = *model.tokenizer();
   const int64_t max_len = o.lengths.back();
@@ -299,6 +306,12 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
           tasks::RulerScore(metric, g.text, s.outputs);
     }
     for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
+    if (details != nullptr) {
+      TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
+      for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
+      // Paired comparisons need the very same prompts: chain their checksums.
+      d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
+    }
     std::string line = absl::StrCat(
         "{\"model\": ", model::JsonQuote(run.model_path()), ", \"variant\": ",
         model::JsonQuote(run.variant()), ", \"task\": ", model::JsonQuote(s.task),

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "model/llama_model.h"
+#include "harness/runner.h"
 #include "reports/results.pb.h"
 
 namespace focal::harness {
@@ -45,8 +46,11 @@ absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
 // Runs the tasks for one loaded model, appending TaskResults (metrics keyed
 // by context_length) and the per-length summary to `run`, and per-sample
 // JSON lines to `samples`.
+// `details` (optional) receives per-sample scores keyed "task@length" or
+// "task@length@depth".
 absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& options,
-                            reports::ModelRun& run, std::string& samples);
+                            reports::ModelRun& run, std::string& samples,
+                            std::map<std::string, TaskDetails>* details = nullptr);
 
 }  // namespace focal::harness
 

@@ -2,11 +2,14 @@
 // focal-eval: command-line entry point. Parses flags, runs one subcommand,
 // prints any error to stderr and exits non-zero.
 #include <iostream>
+#include <map>
+#include <vector>
 #include <optional>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "harness/commands.h"
+#include "harness/compare.h"
 #include "harness/runner.h"
 
 namespace {
@@ -27,6 +30,102 @@ int Finish(const absl::Status& s) {
   if (s.ok()) return 0;
   std::cerr << "focal-eval: error: " << s.message() << "\n";
   return 1;
+}
+
+
+// Flags shared by `run` and `compare`.
+struct RunFlags {
+  focal::harness::RunOptions opts;
+  std::string shard = "0/1", add_bos = "auto";
+  std::vector<std::string> data_overrides, fewshot_overrides;
+  bool list_tasks = false, no_progress = false;
+};
+
+void AddRunFlags(CLI::App* cmd, RunFlags& f) {
+  cmd->add_option("--tasks", f.opts.tasks, "comma-separated task or group names, or all")
+      ->capture_default_str();
+  cmd->add_flag("--list-tasks", f.list_tasks, "list the tasks and groups, then exit");
+  cmd->add_option("--task-specs", f.opts.extra_spec_dirs,
+                  "directory of extra task specs (*.textproto); repeatable");
+  cmd->add_option("--data-dir", f.opts.data_dir,
+                  "data directory in the ../shared/data layout (default: bundled samples)");
+  cmd->add_option("--data", f.data_overrides, "TASK=PATH: read one task's data from PATH");
+  cmd->add_option("--limit", f.opts.limit, "first N documents per task (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--shard", f.shard, "I/N: evaluate every N-th document from the I-th")
+      ->capture_default_str();
+  cmd->add_option("--batch-tokens", f.opts.batch_tokens, "tokens per forward batch")
+      ->capture_default_str();
+  cmd->add_option("--add-bos", f.add_bos, "auto (as the tokenizer), always or never")
+      ->capture_default_str();
+  cmd->add_option("--num-fewshot", f.opts.num_fewshot,
+                  "few-shot examples per question, drawn as lm-eval draws them")
+      ->capture_default_str();
+  cmd->add_option("--fewshot-data", f.fewshot_overrides,
+                  "TASK=PATH: draw few-shot examples from PATH (default: the evaluated file, "
+                  "excluding the question itself)");
+  cmd->add_option("--seed", f.opts.seed, "few-shot sampling seed (lm-eval's default 1234)")
+      ->capture_default_str();
+  cmd->add_option("--samples", f.opts.samples, "per-document JSONL log");
+  cmd->add_option("--cache-dir", f.opts.cache_dir,
+                  "resume cache directory (default: <out>.cache when --out is given)");
+  cmd->add_option("--device", f.opts.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--threads", f.opts.threads, "CPU threads (0: all cores)")
+      ->capture_default_str();
+  cmd->add_flag("--no-progress", f.no_progress, "no progress line on stderr");
+  cmd->add_option("--lengths", f.opts.lengths,
+                  "long-context tasks: context lengths in model tokens, e.g. 4096,8192")
+      ->capture_default_str();
+  cmd->add_option("--gold-depth", f.opts.gold_depth,
+                  "hotpotqa_long: relative depth of the gold passages (0-1) or 'sweep'")
+      ->capture_default_str();
+  cmd->add_option("--long-seed", f.opts.long_seed, "long-context sample seed (RULER's 42)")
+      ->capture_default_str();
+  cmd->add_flag("--allow-length-extrapolation", f.opts.allow_length_extrapolation,
+                "allow lengths past max_position_embeddings (RoPE simply extended; recorded)");
+  cmd->add_option("--prefill-chunk", f.opts.prefill_chunk,
+                  "prompt tokens per prefill step (bounds activation memory)")
+      ->capture_default_str();
+  cmd->add_option("--gen-batch", f.opts.gen_batch, "sequences decoded together")
+      ->capture_default_str();
+
+}
+
+// Applies the string flags to f.opts; returns an exit code, or -1 to go on.
+int FinishRunFlags(RunFlags& f) {
+  auto split = [](const std::vector<std::string>& in, const char* flag,
+                  std::map<std::string, std::string>& out) {
+    for (const std::string& d : in) {
+      const size_t eq = d.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "focal-eval: error: " << flag << " '" << d << "' must be TASK=PATH\n";
+        return false;
+      }
+      out[d.substr(0, eq)] = d.substr(eq + 1);
+    }
+    return true;
+  };
+  if (!split(f.data_overrides, "--data", f.opts.data) ||
+      !split(f.fewshot_overrides, "--fewshot-data", f.opts.fewshot_data)) {
+    return 2;
+  }
+  if (f.add_bos == "auto") {
+    f.opts.bos = focal::harness::BosPolicy::kAuto;
+  } else if (f.add_bos == "always") {
+    f.opts.bos = focal::harness::BosPolicy::kAlways;
+  } else if (f.add_bos == "never") {
+    f.opts.bos = focal::harness::BosPolicy::kNever;
+  } else {
+    std::cerr << "focal-eval: error: --add-bos must be auto, always or never\n";
+    return 2;
+  }
+  if (absl::Status s = focal::harness::ParseShard(f.shard, &f.opts.shard_index,
+                                                  &f.opts.shard_count);
+      !s.ok()) {
+    return Finish(s);
+  }
+  f.opts.progress = !f.no_progress;
+  return -1;
 }
 
 }  // namespace
@@ -66,64 +165,32 @@ int main(int argc, char** argv) {
   conv->add_option("TOKENIZER_MODEL", tok, "sentencepiece tokenizer.model")->required();
   conv->add_option("OUT_DIR", out_dir, "output directory")->required();
 
-  focal::harness::RunOptions run_opts;
-  std::string shard = "0/1", add_bos = "auto";
-  std::vector<std::string> data_overrides;
-  bool list_tasks = false, no_progress = false;
+  RunFlags run_flags;
   CLI::App* run = app.add_subcommand(
       "run", "evaluate models on tasks (lm-eval scoring), write results and samples");
-  run->add_option("--model", run_opts.models,
+  run->add_option("--model", run_flags.opts.models,
                   "HF-format model directory; repeat for several (default: bundled stories260K)");
-  run->add_option("--focal-temperature", run_opts.focal_temperature,
+  run->add_option("--focal-temperature", run_flags.opts.focal_temperature,
                   "evaluate every model as constant-temperature focal attention with this t");
-  run->add_option("--tasks", run_opts.tasks, "comma-separated task or group names, or all")
+  run->add_option("--out", run_flags.opts.out, "results JSON (written atomically)");
+  AddRunFlags(run, run_flags);
+
+  RunFlags cmp_flags;
+  std::string base_spec, report_dir;
+  std::vector<std::string> focal_specs;
+  focal::harness::CompareSettings cmp;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "base vs focal model(s) on identical requests: paired statistics and reports");
+  compare->add_option("--base", base_spec, "base model directory (default: bundled stories260K)");
+  compare->add_option("--focal", focal_specs,
+                      "focal model DIR or DIR@t=T (a retrofit); repeatable "
+                      "(default: the bundled model @t=0.4)");
+  compare->add_option("--out", report_dir, "report directory")->required();
+  compare->add_option("--bootstrap", cmp.bootstrap_iters, "paired bootstrap resamples")
       ->capture_default_str();
-  run->add_flag("--list-tasks", list_tasks, "list the tasks and groups, then exit");
-  run->add_option("--task-specs", run_opts.extra_spec_dirs,
-                  "directory of extra task specs (*.textproto); repeatable");
-  run->add_option("--data-dir", run_opts.data_dir,
-                  "data directory in the ../shared/data layout (default: bundled samples)");
-  run->add_option("--data", data_overrides, "TASK=PATH: read one task's data from PATH");
-  run->add_option("--limit", run_opts.limit, "first N documents per task (0: all)")
+  compare->add_option("--bootstrap-seed", cmp.bootstrap_seed, "bootstrap seed")
       ->capture_default_str();
-  run->add_option("--shard", shard, "I/N: evaluate every N-th document from the I-th")
-      ->capture_default_str();
-  run->add_option("--batch-tokens", run_opts.batch_tokens, "tokens per forward batch")
-      ->capture_default_str();
-  run->add_option("--add-bos", add_bos, "auto (as the tokenizer), always or never")
-      ->capture_default_str();
-  run->add_option("--num-fewshot", run_opts.num_fewshot,
-                  "few-shot examples per question, drawn as lm-eval draws them")
-      ->capture_default_str();
-  std::vector<std::string> fewshot_overrides;
-  run->add_option("--fewshot-data", fewshot_overrides,
-                  "TASK=PATH: draw few-shot examples from PATH (default: the evaluated file, "
-                  "excluding the question itself)");
-  run->add_option("--seed", run_opts.seed, "few-shot sampling seed (lm-eval's default 1234)")
-      ->capture_default_str();
-  run->add_option("--out", run_opts.out, "results JSON (written atomically)");
-  run->add_option("--samples", run_opts.samples, "per-document JSONL log");
-  run->add_option("--cache-dir", run_opts.cache_dir,
-                  "resume cache directory (default: <out>.cache when --out is given)");
-  run->add_option("--device", run_opts.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  run->add_option("--threads", run_opts.threads, "CPU threads (0: all cores)")
-      ->capture_default_str();
-  run->add_flag("--no-progress", no_progress, "no progress line on stderr");
-  run->add_option("--lengths", run_opts.lengths,
-                  "long-context tasks: context lengths in model tokens, e.g. 4096,8192")
-      ->capture_default_str();
-  run->add_option("--gold-depth", run_opts.gold_depth,
-                  "hotpotqa_long: relative depth of the gold passages (0-1) or 'sweep'")
-      ->capture_default_str();
-  run->add_option("--long-seed", run_opts.long_seed, "long-context sample seed (RULER's 42)")
-      ->capture_default_str();
-  run->add_flag("--allow-length-extrapolation", run_opts.allow_length_extrapolation,
-                "allow lengths past max_position_embeddings (RoPE simply extended; recorded)");
-  run->add_option("--prefill-chunk", run_opts.prefill_chunk,
-                  "prompt tokens per prefill step (bounds activation memory)")
-      ->capture_default_str();
-  run->add_option("--gen-batch", run_opts.gen_batch, "sequences decoded together")
-      ->capture_default_str();
+  AddRunFlags(compare, cmp_flags);
 
   try {
     app.parse(argc, argv);
@@ -142,40 +209,14 @@ int main(int argc, char** argv) {
     return Finish(focal::harness::RunScore(score_flags, text, !no_bos, std::cout));
   }
   if (run->parsed()) {
-    if (list_tasks) return Finish(focal::harness::ListTasks(run_opts, std::cout));
-    for (const std::string& d : data_overrides) {
-      const size_t eq = d.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        std::cerr << "focal-eval: error: --data '" << d << "' must be TASK=PATH\n";
-        return 2;
-      }
-      run_opts.data[d.substr(0, eq)] = d.substr(eq + 1);
-    }
-    for (const std::string& d : fewshot_overrides) {
-      const size_t eq = d.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        std::cerr << "focal-eval: error: --fewshot-data '" << d << "' must be TASK=PATH\n";
-        return 2;
-      }
-      run_opts.fewshot_data[d.substr(0, eq)] = d.substr(eq + 1);
-    }
-    if (add_bos == "auto") {
-      run_opts.bos = focal::harness::BosPolicy::kAuto;
-    } else if (add_bos == "always") {
-      run_opts.bos = focal::harness::BosPolicy::kAlways;
-    } else if (add_bos == "never") {
-      run_opts.bos = focal::harness::BosPolicy::kNever;
-    } else {
-      std::cerr << "focal-eval: error: --add-bos must be auto, always or never\n";
-      return 2;
-    }
-    if (absl::Status s = focal::harness::ParseShard(shard, &run_opts.shard_index,
-                                                    &run_opts.shard_count);
-        !s.ok()) {
-      return Finish(s);
-    }
-    run_opts.progress = !no_progress;
-    return Finish(focal::harness::RunEvaluation(run_opts, std::cout).status());
+    if (run_flags.list_tasks) return Finish(focal::harness::ListTasks(run_flags.opts, std::cout));
+    if (int rc = FinishRunFlags(run_flags); rc >= 0) return rc;
+    return Finish(focal::harness::RunEvaluation(run_flags.opts, std::cout).status());
+  }
+  if (compare->parsed()) {
+    if (int rc = FinishRunFlags(cmp_flags); rc >= 0) return rc;
+    return Finish(focal::harness::RunCompare(cmp_flags.opts, base_spec, focal_specs, report_dir,
+                                             cmp, std::cout));
   }
   if (conv->parsed()) {
     return Finish(focal::harness::RunConvertLlama2c(bin, tok, out_dir, std::cout));

@@ -184,7 +184,26 @@ absl::Status ListTasks(const RunOptions& o, std::ostream& out) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostream& out) {
+absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
+                            std::optional<double>* temperature) {
+  const size_t at = spec.rfind("@t=");
+  if (at == std::string::npos) {
+    *dir = spec;
+    temperature->reset();
+    return absl::OkStatus();
+  }
+  double t;
+  if (!absl::SimpleAtod(spec.substr(at + 3), &t) || !(t > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", spec, "': the temperature after '@t=' must be a number > 0"));
+  }
+  *dir = spec.substr(0, at);
+  *temperature = t;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostream& out,
+                                                  std::vector<ModelDetails>* details) {
   if (o.num_fewshot < 0) return absl::InvalidArgumentError("--num-fewshot must be >= 0");
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
   FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
@@ -251,10 +270,16 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   std::vector<std::string> models = o.models;
   if (models.empty()) models.push_back(DefaultModelDir());
   std::string samples_text;
-  for (const std::string& dir : models) {
+  for (size_t mi = 0; mi < models.size(); ++mi) {
+    const std::string& dir = models[mi];
     const auto t0 = std::chrono::steady_clock::now();
     model::LoadOptions lo;
     lo.focal_temperature = o.focal_temperature;
+    if (mi < o.model_temperatures.size() && o.model_temperatures[mi].has_value()) {
+      lo.focal_temperature = o.model_temperatures[mi];
+    }
+    ModelDetails* md = nullptr;
+    if (details != nullptr) md = &details->emplace_back();
     lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
     FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> m,
                            model::LlamaModel::Load(dir, *backend, lo));
@@ -317,6 +342,13 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
       const TaskData& td = data[ti];
       const tasks::Task& task = *td.task;
       std::map<std::string, std::vector<double>> per_metric;
+      if (md != nullptr) {
+        Sha256 h;
+        for (const auto& ids : index[ti]) {
+          for (int64_t id : ids) h.Update(all[id].Key());
+        }
+        (*md)[task.name()].requests_sha256 = h.HexDigest();
+      }
       for (size_t di = 0; di < td.docs.size(); ++di) {
         std::vector<tasks::LoglikelihoodResult> rs;
         for (int64_t id : index[ti][di]) rs.push_back(scored[id]);
@@ -351,6 +383,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
         }
         absl::StrAppend(&samples_text, line, "}}\n");
       }
+      if (md != nullptr) (*md)[task.name()].per_doc = per_metric;
       reports::TaskResult* tr = run->add_tasks();
       tr->set_task(task.name());
       tr->set_version(task.spec().version());
@@ -385,7 +418,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
       lco.add_bos = add_bos;
       lco.cache_path = cache_path.empty() ? "" : absl::StrCat(cache_path.substr(0, cache_path.size() - 6),
                                                               "-gen.jsonl");
-      FOCAL_RETURN_IF_ERROR(RunLongContext(*m, lco, *run, samples_text));
+      FOCAL_RETURN_IF_ERROR(RunLongContext(*m, lco, *run, samples_text, md));
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

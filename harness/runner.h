@@ -17,8 +17,19 @@
 
 namespace focal::harness {
 
+// Per-document scores of one model, for paired comparisons. Keys are task
+// names, or "task@length" / "task@length@depth" for long-context tasks.
+struct TaskDetails {
+  std::map<std::string, std::vector<double>> per_doc;  // metric -> value per document
+  std::string requests_sha256;  // the exact token sequences scored, in order
+};
+using ModelDetails = std::map<std::string, TaskDetails>;
+
 struct RunOptions {
   std::vector<std::string> models;           // empty: the bundled model
+  // Per-model --focal-temperature (same size as `models` when set; a model
+  // may appear twice with different values: "DIR@t=0.4").
+  std::vector<std::optional<double>> model_temperatures;
   std::optional<double> focal_temperature;
   std::string tasks = "commonsense,lambada_openai";
   std::string data_dir;                      // empty: bundled samples
@@ -51,7 +62,13 @@ struct RunOptions {
 // Parses "I/N" (0 <= I < N).
 absl::Status ParseShard(const std::string& text, int* index, int* count);
 
-absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& options, std::ostream& out);
+// When `details` is non-null it receives one ModelDetails per model.
+absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& options, std::ostream& out,
+                                                  std::vector<ModelDetails>* details = nullptr);
+
+// Parses "DIR" or "DIR@t=0.4" (a retrofit temperature for this model only).
+absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
+                            std::optional<double>* temperature);
 
 // Prints the known tasks and groups.
 absl::Status ListTasks(const RunOptions& options, std::ostream& out);

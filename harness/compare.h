@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// `focal-eval compare`: a base model and one or more focal models (or
+// retrofits, DIR@t=T) on the identical request list, in one process, then the
+// paired comparison written as report.md, report.csv, report.json and
+// table.tex (plus results.json and samples.jsonl) into a report directory.
+#ifndef FOCAL_HARNESS_COMPARE_H_
+#define FOCAL_HARNESS_COMPARE_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "harness/runner.h"
+
+namespace focal::harness {
+
+struct CompareSettings {
+  int64_t bootstrap_iters = 10000;
+  uint64_t bootstrap_seed = 1234;
+};
+
+// Empty base_spec: the bundled model; no focal specs: the bundled model
+// retrofitted at t = 0.4. `options` carries the shared run flags (tasks,
+// data, limit, lengths, ...); its out/samples/cache paths are set here.
+absl::Status RunCompare(RunOptions options, const std::string& base_spec,
+                        const std::vector<std::string>& focal_specs,
+                        const std::string& report_dir, const CompareSettings& settings,
+                        std::ostream& out);
+
+}  // namespace focal::harness
+
+#endif  // FOCAL_HARNESS_COMPARE_H_

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/comparison.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
+#include "reports/stats.h"
+#include "tasks/metrics.h"
+
+namespace focal::reports {
+namespace {
+
+bool AllBinary(const std::vector<double>& v) {
+  for (double x : v) {
+    if (x != 0.0 && x != 1.0) return false;
+  }
+  return true;
+}
+
+std::string Fmt(double x) { return std::isnan(x) ? "N/A" : absl::StrFormat("%.4f", x); }
+
+std::string EscapeLatex(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '%' || c == '&' || c == '#') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string MetricLabel(const MetricComparison& r) {
+  std::string m = r.metric();
+  if (r.context_length() > 0) absl::StrAppend(&m, "@", r.context_length());
+  if (r.has_gold_depth()) absl::StrAppend(&m, " depth ", r.gold_depth());
+  return m;
+}
+
+}  // namespace
+
+absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
+                                                 const std::vector<PerDocScores>& scores,
+                                                 const CompareOptions& o) {
+  if (runs.models_size() < 2 || scores.size() != static_cast<size_t>(runs.models_size())) {
+    return absl::InvalidArgumentError("a comparison needs a base and at least one focal model");
+  }
+  ComparisonReport rep;
+  *rep.mutable_runs() = runs;
+  rep.set_bootstrap_iters(o.bootstrap_iters);
+  rep.set_bootstrap_seed(o.seed);
+  rep.set_confidence(o.confidence);
+  const PerDocScores& base = scores[0];
+  for (const auto& [task, sha] : base.requests_sha256) (*rep.mutable_requests_sha256())[task] = sha;
+  for (size_t k = 1; k < scores.size(); ++k) {
+    const PerDocScores& focal = scores[k];
+    const ModelRun& fm = runs.models(static_cast<int>(k));
+    std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> ruler_means;
+    for (const auto& [task_key, metrics] : base.values) {
+      auto fit = focal.values.find(task_key);
+      if (fit == focal.values.end()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("model ", fm.model_path(), " has no results for ", task_key));
+      }
+      if (base.requests_sha256.at(task_key) != focal.requests_sha256.at(task_key)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            task_key, ": the models scored different requests (checksums ",
+            base.requests_sha256.at(task_key).substr(0, 12), " vs ",
+            focal.requests_sha256.at(task_key).substr(0, 12),
+            "; e.g. different tokenizers): refusing to pair them"));
+      }
+      std::vector<std::string> parts = absl::StrSplit(task_key, '@');
+      const std::string task = parts[0];
+      int64_t length = 0;
+      double depth = -1;
+      if (parts.size() > 1) (void)absl::SimpleAtoi(parts[1], &length);
+      if (parts.size() > 2) (void)absl::SimpleAtod(parts[2], &depth);
+      const double scale = length > 0 ? 100.0 : 1.0;  // long-context scores read 0-100
+      for (const auto& [metric, a] : metrics) {
+        const std::vector<double>& b = fit->second.at(metric);
+        MetricComparison* r = rep.add_rows();
+        r->set_task(task);
+        r->set_metric(metric);
+        r->set_context_length(length);
+        if (depth >= 0) r->set_gold_depth(depth);
+        r->set_focal_variant(fm.variant());
+        r->set_focal_model(fm.model_path());
+        r->set_n(static_cast<int64_t>(a.size()));
+        WinTieLoss w = CountWinTieLoss(a, b);  // perplexity items are ll: higher is better too
+        r->set_wins(w.wins);
+        r->set_ties(w.ties);
+        r->set_losses(w.losses);
+        if (metric == "perplexity") {
+          r->set_higher_is_better(false);
+          r->set_base(tasks::Perplexity(a));
+          r->set_focal(tasks::Perplexity(b));
+          r->set_diff(r->focal() / r->base());
+          r->set_rel_diff(r->diff() - 1);
+          auto ci = PairedBootstrapPerplexityRatio(a, b, o.bootstrap_iters, o.seed, o.confidence);
+          if (!ci.ok()) return ci.status();
+          r->set_ci_low(ci->low);
+          r->set_ci_high(ci->high);
+          r->set_significant(ci->low > 1 || ci->high < 1);
+          continue;
+        }
+        r->set_higher_is_better(true);
+        r->set_base(scale * tasks::Mean(a));
+        r->set_focal(scale * tasks::Mean(b));
+        r->set_diff(r->focal() - r->base());
+        r->set_rel_diff(r->base() != 0 ? r->diff() / std::abs(r->base()) : std::nan(""));
+        auto ci = PairedBootstrapDiff(a, b, o.bootstrap_iters, o.seed, o.confidence);
+        if (!ci.ok()) return ci.status();
+        r->set_ci_low(scale * ci->low);
+        r->set_ci_high(scale * ci->high);
+        r->set_significant(ci->low > 0 || ci->high < 0);
+        if (AllBinary(a) && AllBinary(b)) {
+          auto m = McNemarExact(a, b);
+          if (!m.ok()) return m.status();
+          r->set_mcnemar_p(m->p_value);
+        }
+        if (length > 0 && task.rfind("ruler_", 0) == 0) {
+          ruler_means[length].first.push_back(r->base());
+          ruler_means[length].second.push_back(r->focal());
+        }
+      }
+    }
+    for (const auto& [len, v] : ruler_means) {
+      LengthComparison* l = rep.add_lengths();
+      l->set_focal_variant(fm.variant());
+      l->set_context_length(len);
+      l->set_base_average(tasks::Mean(v.first));
+      l->set_focal_average(tasks::Mean(v.second));
+      l->set_relative_improvement(l->base_average() != 0
+                                      ? (l->focal_average() - l->base_average()) / l->base_average()
+                                      : std::nan(""));
+    }
+  }
+  return rep;
+}
+
+std::string ComparisonMarkdown(const ComparisonReport& rep) {
+  const ModelRun& b = rep.runs().models(0);
+  std::string out = absl::StrCat("# focal-eval comparison\n\nBase: `", b.model_path(), "` (",
+                                 b.variant(), ", weights ", b.weights_sha256().substr(0, 12),
+                                 ")\n");
+  for (int i = 1; i < rep.runs().models_size(); ++i) {
+    const ModelRun& f = rep.runs().models(i);
+    absl::StrAppend(&out, "Focal: `", f.model_path(), "` (", f.variant(), ", weights ",
+                    f.weights_sha256().substr(0, 12), ")\n");
+  }
+  absl::StrAppend(&out, "\nPaired per document on identical requests; ",
+                  absl::StrFormat("%.0f%%", 100 * rep.confidence()),
+                  " intervals by paired bootstrap (", rep.bootstrap_iters(),
+                  " resamples, seed ", rep.bootstrap_seed(),
+                  "); McNemar's exact test for 0/1 metrics. **Bold**: the interval excludes no "
+                  "change. Perplexity rows show focal/base ratios.\n\n");
+  absl::StrAppend(&out, "| Task | Metric | n | Base | Focal | Variant | Δ | rel. Δ | CI | McNemar p | W/T/L |\n"
+                        "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|\n");
+  for (const MetricComparison& r : rep.rows()) {
+    std::string d = Fmt(r.diff());
+    if (r.significant()) d = absl::StrCat("**", d, "**");
+    absl::StrAppend(&out, "| ", r.task(), " | ", MetricLabel(r), " | ", r.n(), " | ", Fmt(r.base()),
+                    " | ", Fmt(r.focal()), " | ", r.focal_variant(), " | ", d, " | ",
+                    absl::StrFormat("%+.1f%%", 100 * r.rel_diff()), " | [", Fmt(r.ci_low()), ", ",
+                    Fmt(r.ci_high()), "] | ", r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", " | ",
+                    r.wins(), "/", r.ties(), "/", r.losses(), " |\n");
+  }
+  if (!rep.lengths().empty()) {
+    absl::StrAppend(&out, "\n## RULER average per length\n\n| Variant | Length | Base | Focal | "
+                          "Relative improvement |\n|---|---:|---:|---:|---:|\n");
+    for (const LengthComparison& l : rep.lengths()) {
+      absl::StrAppend(&out, "| ", l.focal_variant(), " | ", l.context_length(), " | ",
+                      Fmt(l.base_average()), " | ", Fmt(l.focal_average()), " | ",
+                      std::isnan(l.relative_improvement())
+                          ? "N/A"
+                          : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
+                      " |\n");
+    }
+    absl::StrAppend(&out, "\nEffective length: base ", b.effective_length());
+    for (int i = 1; i < rep.runs().models_size(); ++i) {
+      absl::StrAppend(&out, ", ", rep.runs().models(i).variant(), " ",
+                      rep.runs().models(i).effective_length());
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+std::string ComparisonCsv(const ComparisonReport& rep) {
+  std::string out =
+      "task,metric,context_length,gold_depth,focal_variant,n,base,focal,diff,rel_diff,ci_low,"
+      "ci_high,mcnemar_p,wins,ties,losses,significant\n";
+  for (const MetricComparison& r : rep.rows()) {
+    absl::StrAppend(&out, r.task(), ",", r.metric(), ",", r.context_length(), ",",
+                    r.has_gold_depth() ? absl::StrCat(r.gold_depth()) : "", ",\"",
+                    r.focal_variant(), "\",", r.n(), ",",
+                    absl::StrFormat("%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,", r.base(), r.focal(),
+                                    r.diff(), r.rel_diff(), r.ci_low(), r.ci_high()),
+                    r.has_mcnemar_p() ? absl::StrFormat("%.10g", r.mcnemar_p()) : "", ",",
+                    r.wins(), ",", r.ties(), ",", r.losses(), ",",
+                    r.significant() ? "true" : "false", "\n");
+  }
+  return out;
+}
+
+std::string ComparisonLatex(const ComparisonReport& rep) {
+  std::string out =
+      "% generated by focal-eval compare\n\\begin{tabular}{llrrrl}\n\\toprule\n"
+      "Task & Metric & Base & Focal & $\\Delta$ & 95\\% CI \\\\\n\\midrule\n";
+  for (const MetricComparison& r : rep.rows()) {
+    std::string d = Fmt(r.diff());
+    if (r.significant()) d = absl::StrCat("\\textbf{", d, "}");
+    absl::StrAppend(&out, EscapeLatex(r.task()), " & ", EscapeLatex(MetricLabel(r)), " & ",
+                    Fmt(r.base()), " & ", Fmt(r.focal()), " & ", d, " & [", Fmt(r.ci_low()), ", ",
+                    Fmt(r.ci_high()), "] \\\\\n");
+  }
+  absl::StrAppend(&out, "\\bottomrule\n\\end{tabular}\n");
+  return out;
+}
+
+absl::StatusOr<std::string> ComparisonJson(const ComparisonReport& rep) {
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.always_print_primitive_fields = true;
+  opts.preserve_proto_field_names = true;
+  std::string out;
+  auto st = google::protobuf::util::MessageToJsonString(rep, &out, opts);
+  if (!st.ok()) return absl::InternalError(absl::StrCat("comparison to JSON: ", st.ToString()));
+  return out;
+}
+
+}  // namespace focal::reports

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Builds the paired base-vs-focal comparison from per-document scores, and
+// renders it (Markdown, CSV, LaTeX; JSON through protobuf).
+#ifndef FOCAL_REPORTS_COMPARISON_H_
+#define FOCAL_REPORTS_COMPARISON_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "reports/results.pb.h"
+
+namespace focal::reports {
+
+// Per-document scores of one model: task key -> metric -> values, plus the
+// checksum of the requests behind them.
+struct PerDocScores {
+  std::map<std::string, std::map<std::string, std::vector<double>>> values;
+  std::map<std::string, std::string> requests_sha256;
+};
+
+struct CompareOptions {
+  int64_t bootstrap_iters = 10000;
+  uint64_t seed = 1234;
+  double confidence = 0.95;
+};
+
+// models(0) of `runs` is the base; every other model is compared with it.
+// FailedPrecondition when a task's request checksums differ between models
+// (results of different requests are never paired).
+absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
+                                                 const std::vector<PerDocScores>& scores,
+                                                 const CompareOptions& options);
+
+std::string ComparisonMarkdown(const ComparisonReport& report);
+std::string ComparisonCsv(const ComparisonReport& report);
+std::string ComparisonLatex(const ComparisonReport& report);
+absl::StatusOr<std::string> ComparisonJson(const ComparisonReport& report);
+
+}  // namespace focal::reports
+
+#endif  // FOCAL_REPORTS_COMPARISON_H_

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// `focal-eval compare` end to end on the bundled model against its own t=0.4
+// retrofit, and BuildComparison's refusal to pair different requests.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "reports/comparison.h"
+#include "reports/results_writer.h"
+#include "tests/testing/test_util.h"
+
+namespace focal {
+namespace {
+
+using ::testing::HasSubstr;
+
+int RunCli(const std::string& args, std::string* out, std::string* err) {
+  static const std::string dir = testing::MakeTempDir("cmp");
+  const std::string cmd = std::string(FOCAL_EVAL_BIN) + " " + args + " >" + dir + "/out 2>" +
+                          dir + "/err </dev/null";
+  int st = std::system(cmd.c_str());
+  *out = testing::ReadFileOrDie(dir + "/out");
+  *err = testing::ReadFileOrDie(dir + "/err");
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+reports::ComparisonReport LoadReport(const std::string& path) {
+  reports::ComparisonReport r;
+  auto st = google::protobuf::util::JsonStringToMessage(testing::ReadFileOrDie(path), &r);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return r;
+}
+
+TEST(CompareTest, DefaultRetrofitComparisonWritesEveryReport) {
+  const std::string dir = testing::MakeTempDir("report");
+  std::string out, err;
+  ASSERT_EQ(RunCli("compare --tasks piqa,lambada_openai --limit 12 --bootstrap 500 --no-progress "
+                   "--out " + dir,
+                   &out, &err),
+            0)
+      << err;
+  for (const char* f : {"report.md", "report.csv", "report.json", "table.tex", "results.json",
+                         "samples.jsonl"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
+  }
+  EXPECT_THAT(out, HasSubstr("focal(t=0.4, retrofit)"));
+  EXPECT_THAT(testing::ReadFileOrDie(dir + "/table.tex"), HasSubstr("\\toprule"));
+  reports::ComparisonReport rep = LoadReport(dir + "/report.json");
+  ASSERT_EQ(rep.runs().models_size(), 2);
+  EXPECT_EQ(rep.runs().models(0).variant(), "base");
+  EXPECT_EQ(rep.requests_sha256().size(), 2u);
+  ASSERT_EQ(rep.rows_size(), 4);  // piqa acc, acc_norm; lambada acc, perplexity
+  for (const auto& r : rep.rows()) {
+    EXPECT_EQ(r.n(), 12) << r.metric();
+    EXPECT_LE(r.ci_low(), r.ci_high());
+    EXPECT_EQ(r.wins() + r.ties() + r.losses(), 12);
+    if (r.metric() == "perplexity") {
+      EXPECT_NEAR(r.diff(), r.focal() / r.base(), 1e-9);
+      EXPECT_FALSE(r.has_mcnemar_p());
+    } else {
+      EXPECT_NEAR(r.diff(), r.focal() - r.base(), 1e-12);
+      EXPECT_TRUE(r.has_mcnemar_p());
+      EXPECT_GE(r.mcnemar_p(), 0.0);
+      EXPECT_LE(r.mcnemar_p(), 1.0);
+    }
+  }
+  // The base column is exactly what `run` reports for the same settings.
+  ASSERT_EQ(RunCli("run --tasks piqa --limit 12 --no-progress --out " + dir + "/plain.json", &out,
+                   &err),
+            0);
+  auto plain = reports::ResultsFromJson(testing::ReadFileOrDie(dir + "/plain.json"), "plain");
+  ASSERT_TRUE(plain.ok());
+  for (const auto& r : rep.rows()) {
+    if (r.task() == "piqa" && r.metric() == "acc") {
+      EXPECT_EQ(r.base(), plain->models(0).tasks(0).metrics(0).value());
+    }
+  }
+  // CSV: a header and one line per row.
+  const std::string csv = testing::ReadFileOrDie(dir + "/report.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+}
+
+TEST(CompareTest, LongContextRowsAndPerLengthImprovement) {
+  const std::string dir = testing::MakeTempDir("longcmp");
+  std::string out, err;
+  ASSERT_EQ(RunCli("compare --tasks ruler_niah_single_2,ruler_niah_single_3 --lengths 2048 "
+                   "--allow-length-extrapolation --limit 2 --bootstrap 200 --no-progress --out " +
+                       dir,
+                   &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("## RULER average per length"));
+  reports::ComparisonReport rep = LoadReport(dir + "/report.json");
+  ASSERT_EQ(rep.lengths_size(), 1);
+  EXPECT_EQ(rep.lengths(0).context_length(), 2048);
+  for (const auto& r : rep.rows()) EXPECT_EQ(r.context_length(), 2048);
+}
+
+TEST(CompareTest, RefusesToPairDifferentRequests) {
+  reports::RunResults runs;
+  runs.add_models()->set_variant("base");
+  runs.add_models()->set_variant("focal");
+  std::vector<reports::PerDocScores> s(2);
+  for (auto& p : s) p.values["piqa"]["acc"] = {1, 0, 1};
+  s[0].requests_sha256["piqa"] = "aaaaaaaaaaaaaaaa";
+  s[1].requests_sha256["piqa"] = "bbbbbbbbbbbbbbbb";
+  auto rep = reports::BuildComparison(runs, s, {});
+  EXPECT_THAT(rep, testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                     HasSubstr("refusing to pair")));
+  std::string out, err;
+  // Temperatures are per model in compare: --focal DIR@t=T.
+  EXPECT_EQ(RunCli("compare --tasks piqa --focal-temperature 0.4 --out " +
+                       testing::MakeTempDir("bad"),
+                   &out, &err),
+            2);
+  EXPECT_EQ(RunCli("compare --tasks piqa --focal /x@t=zero --out " + testing::MakeTempDir("bad"),
+                   &out, &err),
+            1);
+  EXPECT_THAT(err, HasSubstr("after '@t=' must be a number > 0"));
+}
+
+}  // namespace
+}  // namespace focal
