@@ -165,7 +165,9 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
     if (r.significant()) d = absl::StrCat("**", d, "**");
     absl::StrAppend(&out, "| ", r.task(), " | ", MetricLabel(r), " | ", r.n(), " | ", Fmt(r.base()),
                     " | ", Fmt(r.focal()), " | ", r.focal_variant(), " | ", d, " | ",
-                    absl::StrFormat("%+.1f%%", 100 * r.rel_diff()), " | [", Fmt(r.ci_low()), ", ",
+                    std::isnan(r.rel_diff()) ? "N/A"
+                                             : absl::StrFormat("%+.1f%%", 100 * r.rel_diff()),
+                    " | [", Fmt(r.ci_low()), ", ",
                     Fmt(r.ci_high()), "] | ", r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", " | ",
                     r.wins(), "/", r.ties(), "/", r.losses(), " |\n");
   }
