@@ -9,6 +9,7 @@
 #include "harness/base/status_macros.h"
 #include "harness/commands.h"
 #include "reports/comparison.h"
+#include "reports/html_report.h"
 
 namespace focal::harness {
 
@@ -62,6 +63,7 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
   FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(runs, scores, co));
   const std::string md = reports::ComparisonMarkdown(rep);
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.md", md));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.html", reports::ComparisonHtml(rep)));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.csv", reports::ComparisonCsv(rep)));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/table.tex", reports::ComparisonLatex(rep)));
   FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ComparisonJson(rep));

@@ -5,6 +5,9 @@ set -euo pipefail
 PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler libre2-dev
       libsentencepiece-dev libcli11-dev libgtest-dev libgmock-dev libopenblas-dev
       libbz2-dev zlib1g-dev)
+# --tests: also what the test suite uses (headless Chromium renders the HTML
+# report; without it that one check skips and says so).
+if [ "${1:-}" = "--tests" ]; then PKGS+=(chromium); fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

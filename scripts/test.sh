@@ -3,7 +3,7 @@
 # AddressSanitizer + UBSan, then the full suite (ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
+bash scripts/install_deps.sh --tests
 JOBS="$(nproc)"
 # Sanitizers: bad-input handling must be free of undefined behaviour.
 SAN_TESTS=(json_test config_test safetensors_test model_loading_test llama2c_converter_test

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace focal::reports {
+namespace {
+
+// Colour-blind-friendly palette (Okabe-Ito), cycled.
+constexpr const char* kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7",
+                                    "#e69f00", "#56b4e9", "#f0e442", "#000000"};
+constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+
+const char* Color(size_t i) { return kPalette[i % kPaletteSize]; }
+
+// Fixed precision everywhere: the output is byte-stable.
+std::string P(double x) { return absl::StrFormat("%.1f", x); }
+std::string Fmt(double x) { return std::isnan(x) ? "N/A" : absl::StrFormat("%.4f", x); }
+
+std::string MetricLabel(const MetricComparison& r) {
+  std::string m = r.metric();
+  if (r.context_length() > 0) absl::StrAppend(&m, "@", r.context_length());
+  if (r.has_gold_depth()) absl::StrAppend(&m, " depth ", r.gold_depth());
+  return m;
+}
+
+// A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks.
+double NiceStep(double range, int n) {
+  if (!(range > 0)) return 1;
+  const double raw = range / n;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+std::string TickLabel(double v, double step) {
+  if (step >= 1) return absl::StrFormat("%.0f", v);
+  if (step >= 0.1) return absl::StrFormat("%.1f", v);
+  return absl::StrFormat("%.2f", v);
+}
+
+// Plot area geometry and the linear y scale.
+struct Frame {
+  double left = 70, top = 40, width = 600, height = 300;
+  double ymin = 0, ymax = 1;
+  double Y(double v) const { return top + height * (1 - (v - ymin) / (ymax - ymin)); }
+  double Bottom() const { return top + height; }
+};
+
+struct LegendEntry {
+  std::string label;
+  std::string color;
+  bool dashed = false;
+  bool bar = false;
+};
+
+std::string SvgOpen(double w, double h, const std::string& title) {
+  return absl::StrCat("<svg width=\"", P(w), "\" height=\"",
+                      P(h), "\" viewBox=\"0 0 ", P(w), " ", P(h), "\" role=\"img\">\n<title>",
+                      HtmlEscape(title), "</title>\n<text class=\"title\" x=\"", P(w / 2),
+                      "\" y=\"22\" text-anchor=\"middle\">", HtmlEscape(title), "</text>\n");
+}
+
+// The y axis with ticks and grid lines, the x axis line, and both axis labels.
+std::string Axes(const Frame& f, const std::string& xlabel, const std::string& ylabel,
+                 double xlabel_y) {
+  std::string out;
+  const double step = NiceStep(f.ymax - f.ymin, 5);
+  const double first = std::ceil(f.ymin / step - 1e-9);
+  for (int i = 0;; ++i) {
+    double v = (first + i) * step;  // by index: no accumulated rounding
+    if (v > f.ymax + step * 1e-6) break;
+    if (std::abs(v) < step * 1e-6) v = 0;  // never "-0.0"
+    const double y = f.Y(v);
+    absl::StrAppend(&out, "<line class=\"grid\" x1=\"", P(f.left), "\" y1=\"", P(y), "\" x2=\"",
+                    P(f.left + f.width), "\" y2=\"", P(y), "\"/>\n<text x=\"", P(f.left - 6),
+                    "\" y=\"", P(y + 4), "\" text-anchor=\"end\">", TickLabel(v, step),
+                    "</text>\n");
+  }
+  absl::StrAppend(&out, "<line class=\"axis\" x1=\"", P(f.left), "\" y1=\"", P(f.top), "\" x2=\"",
+                  P(f.left), "\" y2=\"", P(f.Bottom()), "\"/>\n<line class=\"axis\" x1=\"",
+                  P(f.left), "\" y1=\"", P(f.Bottom()), "\" x2=\"", P(f.left + f.width),
+                  "\" y2=\"", P(f.Bottom()), "\"/>\n");
+  absl::StrAppend(&out, "<text class=\"label\" x=\"", P(f.left + f.width / 2), "\" y=\"",
+                  P(xlabel_y), "\" text-anchor=\"middle\">", HtmlEscape(xlabel), "</text>\n");
+  const double cy = f.top + f.height / 2;
+  absl::StrAppend(&out, "<text class=\"label\" x=\"18\" y=\"", P(cy),
+                  "\" text-anchor=\"middle\" transform=\"rotate(-90 18 ", P(cy), ")\">",
+                  HtmlEscape(ylabel), "</text>\n");
+  return out;
+}
+
+// A legend column at (x, y).
+std::string Legend(double x, double y, const std::vector<LegendEntry>& entries) {
+  std::string out = "<g class=\"legend\">\n";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LegendEntry& e = entries[i];
+    const double ey = y + 20.0 * static_cast<double>(i);
+    if (e.color.empty()) {
+      // text only
+    } else if (e.bar) {
+      absl::StrAppend(&out, "<rect x=\"", P(x), "\" y=\"", P(ey - 9), "\" width=\"14\" height=\"",
+                      "10\" fill=\"", e.color, "\"/>\n");
+    } else {
+      absl::StrAppend(&out, "<line x1=\"", P(x), "\" y1=\"", P(ey - 4), "\" x2=\"", P(x + 20),
+                      "\" y2=\"", P(ey - 4), "\" stroke=\"", e.color, "\" stroke-width=\"2\"",
+                      e.dashed ? " stroke-dasharray=\"5 3\"" : "", "/>\n");
+    }
+    absl::StrAppend(&out, "<text x=\"", P(x + 26), "\" y=\"", P(ey), "\">", HtmlEscape(e.label),
+                    "</text>\n");
+  }
+  absl::StrAppend(&out, "</g>\n");
+  return out;
+}
+
+std::string BaseLabel(const ComparisonReport& rep) {
+  if (rep.runs().models_size() == 0 || rep.runs().models(0).variant().empty()) return "base";
+  return rep.runs().models(0).variant();
+}
+
+// The y range of values, starting at 0 (or lower for negative values); 0..1
+// when everything fits, else rounded up to a nice step.
+void FitY(const std::vector<double>& values, Frame* f) {
+  double lo = 0, hi = 0;
+  for (double v : values) {
+    if (std::isnan(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (lo >= 0 && hi <= 1) {
+    f->ymin = 0;
+    f->ymax = 1;
+    return;
+  }
+  if (lo >= 0 && hi <= 100 && hi > 50) {
+    f->ymin = 0;
+    f->ymax = 100;
+    return;
+  }
+  const double step = NiceStep(hi - lo, 5);
+  f->ymin = std::floor(lo / step) * step;
+  f->ymax = std::ceil(hi / step) * step;
+  if (f->ymax <= f->ymin) f->ymax = f->ymin + 1;
+}
+
+// Chart 1: base and focal bars per (task, metric), focal whisker = base + CI.
+std::string TaskBarsChart(const ComparisonReport& rep) {
+  struct Group {
+    std::string task, metric;
+    double base = 0;
+    std::vector<const MetricComparison*> focal;
+  };
+  std::vector<Group> groups;
+  std::vector<std::string> variants;
+  for (const MetricComparison& r : rep.rows()) {
+    if (r.context_length() > 0 || r.metric() == "perplexity") continue;
+    if (std::find(variants.begin(), variants.end(), r.focal_variant()) == variants.end()) {
+      variants.push_back(r.focal_variant());
+    }
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.task == r.task() && g.metric == r.metric();
+    });
+    if (it == groups.end()) {
+      groups.push_back(Group{r.task(), r.metric(), r.base(), {}});
+      it = groups.end() - 1;
+    }
+    it->focal.push_back(&r);
+  }
+  if (groups.empty()) {
+    return "<p class=\"note\">Per-task chart: no short-context rows in this comparison.</p>\n";
+  }
+  std::vector<double> values;
+  for (const Group& g : groups) {
+    values.push_back(g.base);
+    for (const MetricComparison* r : g.focal) {
+      values.push_back(r->focal());
+      values.push_back(r->base() + r->ci_low());
+      values.push_back(r->base() + r->ci_high());
+    }
+  }
+  Frame f;
+  FitY(values, &f);
+  const double bar = 22, gap = 28;
+  const double group_w = bar * static_cast<double>(variants.size() + 1) + gap;
+  f.width = std::max(400.0, group_w * static_cast<double>(groups.size()));
+  const double legend_w = 220;
+  const double w = f.left + f.width + 20 + legend_w, h = f.Bottom() + 130;
+  const std::string title = "Per-task scores: base vs focal (whisker: paired CI of the difference)";
+  std::string out = SvgOpen(w, h, title);
+  absl::StrAppend(&out, Axes(f, "task / metric", "score", h - 12));
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group& g = groups[gi];
+    const double slot = f.width / static_cast<double>(groups.size());
+    const double gx = f.left + slot * static_cast<double>(gi) + (slot - group_w + gap) / 2;
+    auto draw_bar = [&](double x, double v, const char* color, const std::string& tip) {
+      if (std::isnan(v)) return;
+      const double y0 = f.Y(std::max(0.0, f.ymin)), y1 = f.Y(v);
+      absl::StrAppend(&out, "<rect x=\"", P(x), "\" y=\"", P(std::min(y0, y1)), "\" width=\"",
+                      P(bar - 2), "\" height=\"", P(std::abs(y0 - y1)), "\" fill=\"", color,
+                      "\"><title>", HtmlEscape(tip), "</title></rect>\n");
+    };
+    draw_bar(gx, g.base, Color(0),
+             absl::StrCat(g.task, " ", g.metric, " ", BaseLabel(rep), ": ", Fmt(g.base)));
+    for (const MetricComparison* r : g.focal) {
+      const size_t vi =
+          std::find(variants.begin(), variants.end(), r->focal_variant()) - variants.begin();
+      const double x = gx + bar * static_cast<double>(vi + 1);
+      const double lo = r->base() + r->ci_low(), hi = r->base() + r->ci_high();
+      draw_bar(x, r->focal(), Color(vi + 1),
+               absl::StrCat(r->task(), " ", r->metric(), " ", r->focal_variant(), ": ",
+                            Fmt(r->focal()), " [", Fmt(lo), ", ", Fmt(hi), "]"));
+      const double cx = x + (bar - 2) / 2;
+      if (std::isnan(lo) || std::isnan(hi) || std::isnan(r->focal())) continue;
+      absl::StrAppend(&out, "<g class=\"whisker\"><line x1=\"", P(cx), "\" y1=\"", P(f.Y(lo)),
+                      "\" x2=\"", P(cx), "\" y2=\"", P(f.Y(hi)), "\"/><line x1=\"", P(cx - 5),
+                      "\" y1=\"", P(f.Y(lo)), "\" x2=\"", P(cx + 5), "\" y2=\"", P(f.Y(lo)),
+                      "\"/><line x1=\"", P(cx - 5), "\" y1=\"", P(f.Y(hi)), "\" x2=\"", P(cx + 5),
+                      "\" y2=\"", P(f.Y(hi)), "\"/></g>\n");
+      if (r->significant()) {
+        absl::StrAppend(&out, "<text class=\"sig\" x=\"", P(cx), "\" y=\"",
+                        P(std::min(f.Y(hi), f.Y(r->focal())) - 4),
+                        "\" text-anchor=\"middle\">*</text>\n");
+      }
+    }
+    const double lx = gx + bar * static_cast<double>(variants.size() + 1) / 2, ly = f.Bottom() + 14;
+    absl::StrAppend(&out, "<text x=\"", P(lx), "\" y=\"", P(ly),
+                    "\" text-anchor=\"end\" transform=\"rotate(-35 ", P(lx), " ", P(ly), ")\">",
+                    HtmlEscape(absl::StrCat(g.task, " / ", g.metric)), "</text>\n");
+  }
+  std::vector<LegendEntry> legend = {{BaseLabel(rep), Color(0), false, true}};
+  for (size_t i = 0; i < variants.size(); ++i) {
+    legend.push_back({variants[i], Color(i + 1), false, true});
+  }
+  legend.push_back({"whisker: focal CI (base + CI of diff)", "#333333", false, false});
+  legend.push_back({"*: significant difference", "", false, false});
+  absl::StrAppend(&out, Legend(f.left + f.width + 20, f.top + 10, legend), "</svg>\n");
+  return out;
+}
+
+// x positions of sorted values on a scale (log2 when `log2`), inside the frame.
+std::map<double, double> XPositions(const std::set<double>& xs, const Frame& f, bool log2,
+                                    double lo, double hi) {
+  std::map<double, double> pos;
+  auto t = [&](double v) { return log2 ? std::log2(v) : v; };
+  for (double v : xs) {
+    const double span = t(hi) - t(lo);
+    const double frac = span > 0 ? (t(v) - t(lo)) / span : 0.5;
+    pos[v] = f.left + 20 + (f.width - 40) * frac;
+  }
+  return pos;
+}
+
+struct Series {
+  std::string label;
+  std::string color;
+  bool dashed = false;
+  std::vector<std::pair<double, double>> points;  // (x, y), sorted by x
+};
+
+// A line chart with a categorical x axis at `xpos` (labels `xlabels`).
+std::string LineChart(const std::string& title, const std::string& xlabel,
+                      const std::string& ylabel, const Frame& f,
+                      const std::map<double, double>& xpos,
+                      const std::map<double, std::string>& xlabels,
+                      const std::vector<Series>& series) {
+  const double legend_w = 240;
+  const double w = f.left + f.width + 20 + legend_w;
+  const double h =
+      std::max(f.Bottom() + 60, f.top + 20 + 20.0 * static_cast<double>(series.size()));
+  std::string out = SvgOpen(w, h, title);
+  absl::StrAppend(&out, Axes(f, xlabel, ylabel, f.Bottom() + 42));
+  for (const auto& [v, x] : xpos) {
+    absl::StrAppend(&out, "<line class=\"axis\" x1=\"", P(x), "\" y1=\"", P(f.Bottom()),
+                    "\" x2=\"", P(x), "\" y2=\"", P(f.Bottom() + 5), "\"/>\n<text x=\"", P(x),
+                    "\" y=\"", P(f.Bottom() + 19), "\" text-anchor=\"middle\">",
+                    HtmlEscape(xlabels.at(v)), "</text>\n");
+  }
+  std::vector<LegendEntry> legend;
+  for (const Series& s : series) {
+    std::string pts;
+    for (const auto& [x, y] : s.points) {
+      if (std::isnan(y)) continue;
+      absl::StrAppend(&pts, pts.empty() ? "" : " ", P(xpos.at(x)), ",", P(f.Y(y)));
+    }
+    absl::StrAppend(&out, "<polyline fill=\"none\" stroke=\"", s.color, "\" stroke-width=\"2\"",
+                    s.dashed ? " stroke-dasharray=\"6 4\"" : "", " points=\"", pts, "\"/>\n");
+    for (const auto& [x, y] : s.points) {
+      if (std::isnan(y)) continue;
+      absl::StrAppend(&out, "<circle cx=\"", P(xpos.at(x)), "\" cy=\"", P(f.Y(y)),
+                      "\" r=\"3\" fill=\"", s.color, "\"><title>", HtmlEscape(s.label), ": ",
+                      Fmt(y), "</title></circle>\n");
+    }
+    legend.push_back({s.label, s.color, s.dashed, false});
+  }
+  absl::StrAppend(&out, Legend(f.left + f.width + 20, f.top + 10, legend), "</svg>\n");
+  return out;
+}
+
+// Chart 2: the RULER average per length, one line per model.
+std::string RulerChart(const ComparisonReport& rep) {
+  if (rep.lengths().empty()) {
+    return "<p class=\"note\">RULER score vs context length: no long-context tasks in this "
+           "comparison.</p>\n";
+  }
+  std::vector<std::string> variants;
+  std::map<double, double> base;
+  std::map<std::string, std::map<double, double>> focal;
+  std::set<double> xs;
+  for (const LengthComparison& l : rep.lengths()) {
+    const double len = static_cast<double>(l.context_length());
+    if (len <= 0) continue;
+    xs.insert(len);
+    base.emplace(len, l.base_average());  // the same for every focal variant
+    if (focal.find(l.focal_variant()) == focal.end()) variants.push_back(l.focal_variant());
+    focal[l.focal_variant()][len] = l.focal_average();
+  }
+  if (xs.empty()) {
+    return "<p class=\"note\">RULER score vs context length: no long-context tasks in this "
+           "comparison.</p>\n";
+  }
+  Frame f;
+  f.ymin = 0;
+  f.ymax = 100;
+  f.width = 560;
+  const auto xpos = XPositions(xs, f, /*log2=*/true, *xs.begin(), *xs.rbegin());
+  std::map<double, std::string> xlabels;
+  for (double v : xs) xlabels[v] = absl::StrFormat("%.0f", v);
+  std::vector<Series> series;
+  series.push_back({BaseLabel(rep), Color(0), true, {base.begin(), base.end()}});
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const auto& m = focal[variants[i]];
+    series.push_back({variants[i], Color(i + 1), false, {m.begin(), m.end()}});
+  }
+  return LineChart("RULER average score vs context length", "context length (tokens, log2 scale)",
+                   "RULER average (0-100)", f, xpos, xlabels, series);
+}
+
+// Chart 3: hotpotqa_long substring_match vs gold depth, per model and length.
+std::string HotpotChart(const ComparisonReport& rep) {
+  std::vector<std::string> variants;
+  std::map<int64_t, std::map<double, double>> base;  // length -> depth -> score
+  std::map<std::string, std::map<int64_t, std::map<double, double>>> focal;
+  std::set<double> xs;
+  std::vector<double> values;
+  for (const MetricComparison& r : rep.rows()) {
+    if (r.task() != "hotpotqa_long" || r.metric() != "substring_match" || !r.has_gold_depth()) {
+      continue;
+    }
+    xs.insert(r.gold_depth());
+    base[r.context_length()].emplace(r.gold_depth(), r.base());
+    if (focal.find(r.focal_variant()) == focal.end()) variants.push_back(r.focal_variant());
+    focal[r.focal_variant()][r.context_length()][r.gold_depth()] = r.focal();
+    values.push_back(r.base());
+    values.push_back(r.focal());
+  }
+  if (xs.empty()) {
+    return "<p class=\"note\">HotpotQA accuracy vs gold depth: no hotpotqa_long substring_match "
+           "rows with a gold depth in this comparison.</p>\n";
+  }
+  Frame f;
+  f.width = 560;
+  FitY(values, &f);
+  const auto xpos = XPositions(xs, f, /*log2=*/false, 0.0, 1.0);
+  std::map<double, std::string> xlabels;
+  for (double v : xs) xlabels[v] = absl::StrFormat("%.2f", v);
+  std::vector<Series> series;
+  size_t color = 0;
+  for (const auto& [len, pts] : base) {
+    series.push_back({absl::StrCat(BaseLabel(rep), " @", len), Color(color++), true,
+                      {pts.begin(), pts.end()}});
+    for (const std::string& v : variants) {
+      auto lit = focal[v].find(len);
+      if (lit == focal[v].end()) continue;
+      series.push_back({absl::StrCat(v, " @", len), Color(color++), false,
+                        {lit->second.begin(), lit->second.end()}});
+    }
+  }
+  return LineChart("HotpotQA (long) substring match vs gold passage depth",
+                   "relative depth of the gold passages (0: start, 1: end)", "substring match",
+                   f, xpos, xlabels, series);
+}
+
+constexpr char kStyle[] = R"(<style>
+body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1400px; }
+table { border-collapse: collapse; font-size: 13px; margin: 12px 0; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+code { background: #f4f4f4; padding: 0 3px; }
+.chart { margin: 16px 0; overflow-x: auto; }
+svg { font-family: sans-serif; font-size: 12px; background: #fff; }
+svg .title { font-size: 15px; font-weight: bold; }
+svg .label { font-size: 13px; }
+svg .grid { stroke: #e4e4e4; stroke-width: 1; }
+svg .axis { stroke: #333; stroke-width: 1; }
+svg .whisker line { stroke: #333; stroke-width: 1.5; }
+svg .sig { font-size: 16px; font-weight: bold; }
+p.note { color: #555; font-style: italic; }
+</style>
+)";
+
+}  // namespace
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string ComparisonHtml(const ComparisonReport& rep) {
+  const ModelRun& b =
+      rep.runs().models_size() > 0 ? rep.runs().models(0) : ModelRun::default_instance();
+  std::string out = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>focal-eval comparison</title>\n",
+      kStyle, "</head>\n<body>\n<h1>focal-eval comparison</h1>\n<p>Base: <code>",
+      HtmlEscape(b.model_path()), "</code> (", HtmlEscape(b.variant()), ", weights ",
+      HtmlEscape(b.weights_sha256().substr(0, 12)), ")");
+  for (int i = 1; i < rep.runs().models_size(); ++i) {
+    const ModelRun& m = rep.runs().models(i);
+    absl::StrAppend(&out, "<br>\nFocal: <code>", HtmlEscape(m.model_path()), "</code> (",
+                    HtmlEscape(m.variant()), ", weights ",
+                    HtmlEscape(m.weights_sha256().substr(0, 12)), ")");
+  }
+  absl::StrAppend(&out, "</p>\n<p>Paired per document on identical requests; ",
+                  absl::StrFormat("%.0f%%", 100 * rep.confidence()),
+                  " intervals by paired bootstrap (", rep.bootstrap_iters(), " resamples, seed ",
+                  rep.bootstrap_seed(),
+                  "); McNemar's exact test for 0/1 metrics. <strong>Bold</strong>: the interval "
+                  "excludes no change. Perplexity rows show focal/base ratios.</p>\n");
+
+  absl::StrAppend(&out, "<h2>Charts</h2>\n<div class=\"chart\">\n", TaskBarsChart(rep),
+                  "</div>\n<div class=\"chart\">\n", RulerChart(rep),
+                  "</div>\n<div class=\"chart\">\n", HotpotChart(rep), "</div>\n",
+                  "<p class=\"note\">attention diagnostics: not measured in this version.</p>\n");
+
+  absl::StrAppend(&out,
+                  "<h2>Comparison</h2>\n<table>\n<thead><tr><th>Task</th><th>Metric</th><th>n</th>"
+                  "<th>Base</th><th>Focal</th><th>Variant</th><th>&Delta;</th><th>rel. &Delta;"
+                  "</th><th>CI</th><th>McNemar p</th><th>W/T/L</th></tr></thead>\n<tbody>\n");
+  for (const MetricComparison& r : rep.rows()) {
+    std::string d = Fmt(r.diff());
+    if (r.significant()) d = absl::StrCat("<strong>", d, "</strong>");
+    absl::StrAppend(&out, "<tr><td>", HtmlEscape(r.task()), "</td><td>",
+                    HtmlEscape(MetricLabel(r)), "</td><td class=\"num\">", r.n(),
+                    "</td><td class=\"num\">", Fmt(r.base()), "</td><td class=\"num\">",
+                    Fmt(r.focal()), "</td><td>", HtmlEscape(r.focal_variant()),
+                    "</td><td class=\"num\">", d, "</td><td class=\"num\">",
+                    std::isnan(r.rel_diff()) ? "N/A"
+                                             : absl::StrFormat("%+.1f%%", 100 * r.rel_diff()),
+                    "</td><td>[",
+                    Fmt(r.ci_low()), ", ", Fmt(r.ci_high()), "]</td><td class=\"num\">",
+                    r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", "</td><td>", r.wins(), "/",
+                    r.ties(), "/", r.losses(), "</td></tr>\n");
+  }
+  absl::StrAppend(&out, "</tbody>\n</table>\n");
+
+  if (!rep.lengths().empty()) {
+    absl::StrAppend(&out,
+                    "<h2>RULER average per length</h2>\n<table>\n<thead><tr><th>Variant</th>"
+                    "<th>Length</th><th>Base</th><th>Focal</th><th>Relative improvement</th>"
+                    "</tr></thead>\n<tbody>\n");
+    for (const LengthComparison& l : rep.lengths()) {
+      absl::StrAppend(&out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
+                      l.context_length(), "</td><td class=\"num\">", Fmt(l.base_average()),
+                      "</td><td class=\"num\">", Fmt(l.focal_average()),
+                      "</td><td class=\"num\">",
+                      std::isnan(l.relative_improvement())
+                          ? "N/A"
+                          : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
+                      "</td></tr>\n");
+    }
+    absl::StrAppend(&out, "</tbody>\n</table>\n<p>Effective length: base ", b.effective_length());
+    for (int i = 1; i < rep.runs().models_size(); ++i) {
+      absl::StrAppend(&out, ", ", HtmlEscape(rep.runs().models(i).variant()), " ",
+                      rep.runs().models(i).effective_length());
+    }
+    absl::StrAppend(&out, "</p>\n");
+  }
+  absl::StrAppend(&out, "</body>\n</html>\n");
+  return out;
+}
+
+}  // namespace focal::reports
