@@ -14,6 +14,8 @@
 #include "kernels/backend.h"
 #include "model/llama_model.h"
 #include "model/tools/llama2c_converter.h"
+#include "reports/merge.h"
+#include "reports/results_writer.h"
 
 #ifndef FOCAL_ASSET_DIR
 #define FOCAL_ASSET_DIR "."
@@ -143,6 +145,21 @@ absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add
     out << absl::StrFormat("{\"position\": %d, \"token_id\": %d, \"logprob\": %.9g}\n", i + 1,
                            targets[i], scores[0][i].logprob);
   }
+  return absl::OkStatus();
+}
+
+absl::Status RunMerge(const std::vector<std::string>& shard_files, const std::string& out_file,
+                      std::ostream& out) {
+  std::vector<reports::RunResults> shards;
+  for (const std::string& f : shard_files) {
+    FOCAL_ASSIGN_OR_RETURN(std::string text, ReadFile(f));
+    FOCAL_ASSIGN_OR_RETURN(reports::RunResults r, reports::ResultsFromJson(text, f));
+    shards.push_back(std::move(r));
+  }
+  FOCAL_ASSIGN_OR_RETURN(reports::RunResults merged, reports::MergeShards(shards));
+  FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(merged));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(out_file, json));
+  out << reports::SummaryTable(merged);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -28,6 +29,9 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out);
 absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
                          int64_t max_new_tokens, std::ostream& out);
 absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add_bos,
+                      std::ostream& out);
+// `focal-eval merge`: joins --shard I/N results into the unsharded result.
+absl::Status RunMerge(const std::vector<std::string>& shard_files, const std::string& out_file,
                       std::ostream& out);
 absl::Status RunConvertLlama2c(const std::string& model_bin, const std::string& tokenizer,
                                const std::string& out_dir, std::ostream& out);

@@ -158,6 +158,13 @@ int main(int argc, char** argv) {
   score->add_option("--text", text, "text to score")->required();
   score->add_flag("--no-bos", no_bos, "do not prepend BOS");
 
+  std::vector<std::string> merge_files;
+  std::string merge_out;
+  CLI::App* merge = app.add_subcommand(
+      "merge", "join the --shard I/N results of one run into the unsharded result");
+  merge->add_option("SHARD_JSON", merge_files, "results of every shard")->required();
+  merge->add_option("--out", merge_out, "merged results JSON (written atomically)")->required();
+
   std::string bin, tok, out_dir;
   CLI::App* conv = app.add_subcommand(
       "convert-llama2c", "convert a llama2.c checkpoint into an HF-format directory");
@@ -217,6 +224,9 @@ int main(int argc, char** argv) {
     if (int rc = FinishRunFlags(cmp_flags); rc >= 0) return rc;
     return Finish(focal::harness::RunCompare(cmp_flags.opts, base_spec, focal_specs, report_dir,
                                              cmp, std::cout));
+  }
+  if (merge->parsed()) {
+    return Finish(focal::harness::RunMerge(merge_files, merge_out, std::cout));
   }
   if (conv->parsed()) {
     return Finish(focal::harness::RunConvertLlama2c(bin, tok, out_dir, std::cout));

@@ -223,6 +223,10 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     FOCAL_ASSIGN_OR_RETURN(task_list, registry.Resolve(short_names));
   }
   LongContextOptions lco;
+  if (!long_names.empty() && o.shard_count > 1) {
+    return absl::UnimplementedError(
+        "--shard is not supported for long-context tasks yet; run them unsharded");
+  }
   if (!long_names.empty()) {
     FOCAL_ASSIGN_OR_RETURN(lco.tasks, ResolveLongContextTasks(long_names));
     FOCAL_ASSIGN_OR_RETURN(lco.lengths, ParseLengths(o.lengths));
@@ -397,6 +401,13 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
       for (const auto& r : td.requests) nreq += static_cast<int64_t>(r.size());
       tr->set_num_requests(nreq);
       tr->set_truncated_requests(truncated[ti]);
+      if (o.shard_count > 1) {
+        for (size_t di = 0; di < td.docs.size(); ++di) {
+          reports::DocValues* dv = tr->add_docs();
+          dv->set_doc_index(td.docs[di].index);
+          for (const std::string& name : task.spec().metrics()) dv->add_values(per_metric[name][di]);
+        }
+      }
       for (const std::string& name : task.spec().metrics()) {
         const std::vector<double>& xs = per_metric[name];
         reports::MetricValue* mv = tr->add_metrics();

@@ -117,6 +117,53 @@ TEST(RunTest, ShardsAndBatchSizeDoNotChangeScores) {
   }
 }
 
+TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
+  const std::string dir = testing::MakeTempDir("merge");
+  const std::string common = "run --tasks piqa,boolq,lambada_openai --limit 9 --no-progress ";
+  ASSERT_EQ(RunCli(common + "--out " + dir + "/all.json").code, 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(RunCli(common + "--shard " + std::to_string(i) + "/3 --out " + dir + "/s" +
+                     std::to_string(i) + ".json")
+                  .code,
+              0);
+  }
+  Result m = RunCli("merge " + dir + "/s2.json " + dir + "/s0.json " + dir + "/s1.json --out " +
+                    dir + "/merged.json");
+  ASSERT_EQ(m.code, 0) << m.err;
+  reports::RunResults all = Load(dir + "/all.json"), merged = Load(dir + "/merged.json");
+  EXPECT_EQ(merged.config().shard_count(), 1);
+  ASSERT_EQ(merged.models(0).tasks_size(), all.models(0).tasks_size());
+  for (int t = 0; t < all.models(0).tasks_size(); ++t) {
+    const auto& a = all.models(0).tasks(t);
+    const auto& b = merged.models(0).tasks(t);
+    EXPECT_EQ(b.num_docs(), a.num_docs());
+    EXPECT_EQ(b.num_requests(), a.num_requests());
+    for (int k = 0; k < a.metrics_size(); ++k) {
+      EXPECT_EQ(b.metrics(k).value(), a.metrics(k).value()) << a.task() << " " << k;
+      EXPECT_EQ(b.metrics(k).stderr(), a.metrics(k).stderr()) << a.task() << " " << k;
+    }
+  }
+  // Missing, duplicate and foreign shards are refused; nothing is written.
+  Result missing = RunCli("merge " + dir + "/s0.json " + dir + "/s1.json --out " + dir + "/x.json");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("shard 2/3 is missing"));
+  Result dup = RunCli("merge " + dir + "/s0.json " + dir + "/s0.json " + dir + "/s1.json --out " +
+                      dir + "/x.json");
+  EXPECT_EQ(dup.code, 1);
+  EXPECT_THAT(dup.err, HasSubstr("given twice"));
+  ASSERT_EQ(RunCli("run --tasks piqa,boolq,lambada_openai --limit 8 --no-progress --shard 2/3 "
+                   "--out " + dir + "/other.json")
+                .code,
+            0);
+  Result foreign = RunCli("merge " + dir + "/s0.json " + dir + "/s1.json " + dir +
+                          "/other.json --out " + dir + "/x.json");
+  EXPECT_EQ(foreign.code, 1);
+  EXPECT_THAT(foreign.err, HasSubstr("different run"));
+  Result unsharded = RunCli("merge " + dir + "/all.json --out " + dir + "/x.json");
+  EXPECT_EQ(unsharded.code, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.json"));
+}
+
 TEST(RunTest, FocalRetrofitIsRecorded) {
   const std::string dir = testing::MakeTempDir("focal");
   Result r = RunCli("run --tasks piqa --limit 3 --focal-temperature 0.4 --out " + dir + "/r.json");

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/merge.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "tasks/metrics.h"
+
+namespace focal::reports {
+namespace {
+
+std::string ConfigKey(const RunResults& r) {
+  RunConfig c = r.config();
+  c.clear_shard_index();
+  std::string key = c.SerializeAsString();
+  for (const ModelRun& m : r.models()) {
+    absl::StrAppend(&key, "|", m.weights_sha256(), "|", m.variant(), "|", m.bos_policy(), "|",
+                    m.max_length());
+    for (const TaskResult& t : m.tasks()) absl::StrAppend(&key, "|", t.task(), t.data_sha256());
+  }
+  return key;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
+  if (shards.empty()) return absl::InvalidArgumentError("merge: no shard results given");
+  const int32_t n = shards[0].config().shard_count();
+  if (n < 2) {
+    return absl::InvalidArgumentError("merge: the first file is not a sharded run (--shard I/N)");
+  }
+  const std::string key = ConfigKey(shards[0]);
+  std::vector<const RunResults*> by_index(n, nullptr);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const RunResults& s = shards[i];
+    const int32_t idx = s.config().shard_index();
+    if (s.config().shard_count() != n || idx < 0 || idx >= n) {
+      return absl::InvalidArgumentError(absl::StrCat("merge: file ", i + 1, " is shard ", idx, "/",
+                                                     s.config().shard_count(), ", expected I/", n));
+    }
+    if (ConfigKey(s) != key) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "merge: shard ", idx, "/", n,
+          " comes from a different run (tasks, limit, seed, data or model differ)"));
+    }
+    if (by_index[idx] != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("merge: shard ", idx, "/", n, " given twice"));
+    }
+    by_index[idx] = &s;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    if (by_index[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("merge: shard ", i, "/", n, " is missing"));
+    }
+  }
+  RunResults out = *by_index[0];
+  out.mutable_config()->set_shard_index(0);
+  out.mutable_config()->set_shard_count(1);
+  for (int mi = 0; mi < out.models_size(); ++mi) {
+    ModelRun* m = out.mutable_models(mi);
+    double wall = 0;
+    int64_t tokens = 0, cached = 0;
+    for (const RunResults* s : by_index) {
+      wall += s->models(mi).wall_seconds();
+      tokens += s->models(mi).tokens_processed();
+      cached += s->models(mi).cached_requests();
+    }
+    m->set_wall_seconds(wall);
+    m->set_tokens_processed(tokens);
+    m->set_cached_requests(cached);
+    m->set_tokens_per_second(wall > 0 ? tokens / wall : 0);
+    for (int ti = 0; ti < m->tasks_size(); ++ti) {
+      TaskResult* t = m->mutable_tasks(ti);
+      std::vector<DocValues> docs;
+      int64_t requests = 0, truncated = 0;
+      for (const RunResults* s : by_index) {
+        const TaskResult& st = s->models(mi).tasks(ti);
+        if (st.docs_size() != st.num_docs()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "merge: shard ", s->config().shard_index(), " has no per-document values for ",
+              st.task(), " (written by an older focal-eval?)"));
+        }
+        docs.insert(docs.end(), st.docs().begin(), st.docs().end());
+        requests += st.num_requests();
+        truncated += st.truncated_requests();
+      }
+      // Document order, as the unsharded run sums them.
+      std::sort(docs.begin(), docs.end(),
+                [](const DocValues& a, const DocValues& b) { return a.doc_index() < b.doc_index(); });
+      for (size_t d = 1; d < docs.size(); ++d) {
+        if (docs[d].doc_index() == docs[d - 1].doc_index()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "merge: document ", docs[d].doc_index(), " of ", t->task(), " is in two shards"));
+        }
+      }
+      t->set_num_docs(static_cast<int64_t>(docs.size()));
+      t->set_num_requests(requests);
+      t->set_truncated_requests(truncated);
+      t->clear_docs();
+      for (int k = 0; k < t->metrics_size(); ++k) {
+        std::vector<double> xs;
+        for (const DocValues& d : docs) xs.push_back(d.values(k));
+        MetricValue* mv = t->mutable_metrics(k);
+        mv->set_n(static_cast<int64_t>(xs.size()));
+        if (mv->name() == "perplexity") {
+          mv->set_value(tasks::Perplexity(xs));
+          mv->set_stderr(tasks::PerplexityBootstrapStderr(xs));
+        } else {
+          mv->set_value(tasks::Mean(xs));
+          mv->set_stderr(tasks::MeanStderr(xs));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace focal::reports
