@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // End-to-end: the focal-eval binary as a user runs it.
-#include <sys/wait.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -16,19 +14,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = testing::CommandResult;
 
-Result RunCli(const std::string& args) {
-  static const std::string dir = testing::MakeTempDir("cli");
-  const std::string cmd = std::string(FOCAL_EVAL_BIN) + " " + args + " >" + dir + "/out 2>" +
-                          dir + "/err </dev/null";
-  int st = std::system(cmd.c_str());
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, testing::ReadFileOrDie(dir + "/out"),
-          testing::ReadFileOrDie(dir + "/err")};
-}
+Result RunCli(const std::string& args) { return testing::RunCommand(FOCAL_EVAL_BIN, args); }
 
 std::string Model(const std::string& name) {
   return testing::SourcePath("tests/testdata/models/" + name);

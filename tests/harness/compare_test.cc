@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `focal-eval compare` end to end on the bundled model against its own t=0.4
 // retrofit, and BuildComparison's refusal to pair different requests.
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 
@@ -19,13 +17,10 @@ namespace {
 using ::testing::HasSubstr;
 
 int RunCli(const std::string& args, std::string* out, std::string* err) {
-  static const std::string dir = testing::MakeTempDir("cmp");
-  const std::string cmd = std::string(FOCAL_EVAL_BIN) + " " + args + " >" + dir + "/out 2>" +
-                          dir + "/err </dev/null";
-  int st = std::system(cmd.c_str());
-  *out = testing::ReadFileOrDie(dir + "/out");
-  *err = testing::ReadFileOrDie(dir + "/err");
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  testing::CommandResult r = testing::RunCommand(FOCAL_EVAL_BIN, args);
+  *out = r.out;
+  *err = r.err;
+  return r.code;
 }
 
 reports::ComparisonReport LoadReport(const std::string& path) {

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // `focal-eval run` end to end on the bundled model and samples.
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -18,19 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = testing::CommandResult;
 
-Result RunCli(const std::string& args) {
-  static const std::string dir = testing::MakeTempDir("run");
-  const std::string cmd = std::string(FOCAL_EVAL_BIN) + " " + args + " >" + dir + "/out 2>" +
-                          dir + "/err </dev/null";
-  int st = std::system(cmd.c_str());
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, testing::ReadFileOrDie(dir + "/out"),
-          testing::ReadFileOrDie(dir + "/err")};
-}
+Result RunCli(const std::string& args) { return testing::RunCommand(FOCAL_EVAL_BIN, args); }
 
 reports::RunResults Load(const std::string& path) {
   auto r = reports::ResultsFromJson(testing::ReadFileOrDie(path), path);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tests/testing/test_util.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -63,6 +64,15 @@ std::string ReadFileOrDie(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+CommandResult RunCommand(const std::string& binary, const std::string& args) {
+  static const std::string* dir = new std::string(MakeTempDir("cmd"));
+  const std::string cmd =
+      binary + " " + args + " >" + *dir + "/out 2>" + *dir + "/err </dev/null";
+  const int st = std::system(cmd.c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, ReadFileOrDie(*dir + "/out"),
+          ReadFileOrDie(*dir + "/err")};
 }
 
 std::vector<GoldenSequence> ReadGoldenLogprobs(const std::string& path) {

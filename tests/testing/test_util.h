@@ -58,6 +58,14 @@ std::string CopyDirToTemp(const std::string& from, const std::string& tag);
 void WriteStringToFile(const std::string& path, const std::string& contents);
 std::string ReadFileOrDie(const std::string& path);
 
+// Runs `binary args` through the shell with stdin closed; returns its exit
+// code (-1 if it did not exit normally) and what it wrote.
+struct CommandResult {
+  int code = -1;
+  std::string out, err;
+};
+CommandResult RunCommand(const std::string& binary, const std::string& args);
+
 // One sequence of a golden file written by tests/reference/make_reference.py.
 struct GoldenSequence {
   std::vector<int32_t> tokens;
