@@ -14,6 +14,7 @@
 #include "kernels/backend.h"
 #include "model/llama_model.h"
 #include "model/tools/llama2c_converter.h"
+#include "reports/benchmark_table.h"
 #include "reports/merge.h"
 #include "reports/results_writer.h"
 
@@ -161,6 +162,23 @@ absl::Status RunMerge(const std::vector<std::string>& shard_files, const std::st
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(out_file, json));
   out << reports::SummaryTable(merged);
   return absl::OkStatus();
+}
+
+absl::Status RunReport(const std::vector<std::string>& files, const std::string& format,
+                       const std::string& baseline, const std::string& out_file,
+                       std::ostream& out) {
+  std::vector<reports::RunResults> runs;
+  for (const std::string& f : files) {
+    FOCAL_ASSIGN_OR_RETURN(std::string text, ReadFile(f));
+    FOCAL_ASSIGN_OR_RETURN(reports::RunResults r, reports::ResultsFromJson(text, f));
+    runs.push_back(std::move(r));
+  }
+  FOCAL_ASSIGN_OR_RETURN(std::string table, reports::BenchmarkTable(runs, format, baseline));
+  if (out_file.empty()) {
+    out << table;
+    return absl::OkStatus();
+  }
+  return WriteFileAtomic(out_file, table);
 }
 
 absl::Status RunConvertLlama2c(const std::string& model_bin, const std::string& tokenizer,

@@ -33,6 +33,10 @@ absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add
 // `focal-eval merge`: joins --shard I/N results into the unsharded result.
 absl::Status RunMerge(const std::vector<std::string>& shard_files, const std::string& out_file,
                       std::ostream& out);
+// `focal-eval report`: saved results as one benchmark table.
+absl::Status RunReport(const std::vector<std::string>& files, const std::string& format,
+                       const std::string& baseline, const std::string& out_file,
+                       std::ostream& out);
 absl::Status RunConvertLlama2c(const std::string& model_bin, const std::string& tokenizer,
                                const std::string& out_dir, std::ostream& out);
 

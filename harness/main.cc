@@ -165,6 +165,17 @@ int main(int argc, char** argv) {
   merge->add_option("SHARD_JSON", merge_files, "results of every shard")->required();
   merge->add_option("--out", merge_out, "merged results JSON (written atomically)")->required();
 
+  std::vector<std::string> report_files;
+  std::string report_format = "md", report_baseline, report_out;
+  CLI::App* report = app.add_subcommand(
+      "report", "saved results of any models as one benchmark table (best value in bold)");
+  report->add_option("RESULTS_JSON", report_files, "results files of `run`")->required();
+  report->add_option("--format", report_format, "md, csv, html, latex or json")
+      ->capture_default_str();
+  report->add_option("--baseline", report_baseline,
+                     "column to show deltas against, e.g. 'stories260K base'");
+  report->add_option("--out", report_out, "write here (atomically) instead of stdout");
+
   std::string bin, tok, out_dir;
   CLI::App* conv = app.add_subcommand(
       "convert-llama2c", "convert a llama2.c checkpoint into an HF-format directory");
@@ -224,6 +235,10 @@ int main(int argc, char** argv) {
     if (int rc = FinishRunFlags(cmp_flags); rc >= 0) return rc;
     return Finish(focal::harness::RunCompare(cmp_flags.opts, base_spec, focal_specs, report_dir,
                                              cmp, std::cout));
+  }
+  if (report->parsed()) {
+    return Finish(focal::harness::RunReport(report_files, report_format, report_baseline,
+                                            report_out, std::cout));
   }
   if (merge->parsed()) {
     return Finish(focal::harness::RunMerge(merge_files, merge_out, std::cout));

@@ -152,6 +152,38 @@ TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/x.json"));
 }
 
+TEST(RunTest, ReportTablesAcrossModels) {
+  const std::string dir = testing::MakeTempDir("report");
+  ASSERT_EQ(RunCli("run --tasks piqa,lambada_openai --limit 6 --no-progress --out " + dir +
+                   "/base.json").code, 0);
+  ASSERT_EQ(RunCli("run --tasks piqa,lambada_openai --limit 6 --no-progress "
+                   "--focal-temperature 0.4 --out " + dir + "/focal.json").code, 0);
+  const std::string files = dir + "/base.json " + dir + "/focal.json";
+  Result md = RunCli("report " + files + " --baseline 'stories260K base'");
+  ASSERT_EQ(md.code, 0) << md.err;
+  EXPECT_THAT(md.out, HasSubstr("| Task | Metric | stories260K base | stories260K focal(t=0.4, "
+                                "retrofit) |"));
+  EXPECT_THAT(md.out, HasSubstr("| lambada_openai | perplexity |"));
+  EXPECT_THAT(md.out, HasSubstr("**"));  // the best of each row
+  EXPECT_THAT(md.out, ::testing::ContainsRegex("\\([+-][0-9.]+\\)"));  // deltas
+  Result csv = RunCli("report " + files + " --format csv --out " + dir + "/t.csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  const std::string t = testing::ReadFileOrDie(dir + "/t.csv");
+  EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 5);  // header + 4 rows
+  for (const char* f : {"latex", "html", "json"}) {
+    EXPECT_EQ(RunCli("report " + files + " --format " + f).code, 0) << f;
+  }
+  Result bad = RunCli("report " + files + " --format docx");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("unknown --format 'docx'"));
+  Result nobase = RunCli("report " + files + " --baseline nope");
+  EXPECT_EQ(nobase.code, 1);
+  EXPECT_THAT(nobase.err, HasSubstr("is not a column"));
+  Result missing = RunCli("report /no/such.json");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/no/such.json"));
+}
+
 TEST(RunTest, FocalRetrofitIsRecorded) {
   const std::string dir = testing::MakeTempDir("focal");
   Result r = RunCli("run --tasks piqa --limit 3 --focal-temperature 0.4 --out " + dir + "/r.json");
