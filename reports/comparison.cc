@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/util/json_util.h"
+#include "reports/results_writer.h"
 #include "reports/stats.h"
 #include "tasks/metrics.h"
 
@@ -25,20 +25,10 @@ bool AllBinary(const std::vector<double>& v) {
 
 std::string Fmt(double x) { return std::isnan(x) ? "N/A" : absl::StrFormat("%.4f", x); }
 
-std::string EscapeLatex(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '_' || c == '%' || c == '&' || c == '#') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out;
-}
-
 std::string MetricLabel(const MetricComparison& r) {
-  std::string m = r.metric();
-  if (r.context_length() > 0) absl::StrAppend(&m, "@", r.context_length());
-  if (r.has_gold_depth()) absl::StrAppend(&m, " depth ", r.gold_depth());
-  return m;
+  const double depth = r.gold_depth();
+  return ::focal::reports::MetricLabel(r.metric(), r.context_length(),
+                                       r.has_gold_depth() ? &depth : nullptr);
 }
 
 }  // namespace
@@ -225,14 +215,7 @@ std::string ComparisonLatex(const ComparisonReport& rep) {
 }
 
 absl::StatusOr<std::string> ComparisonJson(const ComparisonReport& rep) {
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  opts.always_print_primitive_fields = true;
-  opts.preserve_proto_field_names = true;
-  std::string out;
-  auto st = google::protobuf::util::MessageToJsonString(rep, &out, opts);
-  if (!st.ok()) return absl::InternalError(absl::StrCat("comparison to JSON: ", st.ToString()));
-  return out;
+  return ToPrettyJson(rep);
 }
 
 }  // namespace focal::reports

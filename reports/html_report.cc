@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "reports/results_writer.h"
 
 namespace focal::reports {
 namespace {
@@ -26,10 +27,9 @@ std::string P(double x) { return absl::StrFormat("%.1f", x); }
 std::string Fmt(double x) { return std::isnan(x) ? "N/A" : absl::StrFormat("%.4f", x); }
 
 std::string MetricLabel(const MetricComparison& r) {
-  std::string m = r.metric();
-  if (r.context_length() > 0) absl::StrAppend(&m, "@", r.context_length());
-  if (r.has_gold_depth()) absl::StrAppend(&m, " depth ", r.gold_depth());
-  return m;
+  const double depth = r.gold_depth();
+  return ::focal::reports::MetricLabel(r.metric(), r.context_length(),
+                                       r.has_gold_depth() ? &depth : nullptr);
 }
 
 // A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks.

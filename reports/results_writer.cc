@@ -10,14 +10,46 @@
 
 namespace focal::reports {
 
-absl::StatusOr<std::string> ResultsToJson(const RunResults& results) {
+absl::StatusOr<std::string> ToPrettyJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
   opts.always_print_primitive_fields = true;
   opts.preserve_proto_field_names = true;
   std::string out;
-  auto st = google::protobuf::util::MessageToJsonString(results, &out, opts);
-  if (!st.ok()) return absl::InternalError(absl::StrCat("results to JSON: ", st.ToString()));
+  auto st = google::protobuf::util::MessageToJsonString(message, &out, opts);
+  if (!st.ok()) {
+    return absl::InternalError(
+        absl::StrCat(message.GetTypeName(), " to JSON: ", st.ToString()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ResultsToJson(const RunResults& results) {
+  return ToPrettyJson(results);
+}
+
+std::string ModelLabel(const ModelRun& m) {
+  // The directory's last component keeps tables narrow; the full path is in
+  // the results file.
+  std::string path = m.model_path();
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return absl::StrCat(path.substr(path.find_last_of('/') + 1), " ", m.variant());
+}
+
+std::string MetricLabel(const std::string& metric, int64_t context_length,
+                        const double* gold_depth) {
+  std::string m = metric;
+  if (context_length > 0) absl::StrAppend(&m, "@", context_length);
+  if (gold_depth != nullptr) absl::StrAppend(&m, " depth ", *gold_depth);
+  return m;
+}
+
+std::string EscapeLatex(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '%' || c == '&' || c == '#') out.push_back('\\');
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -35,18 +67,13 @@ std::string SummaryTable(const RunResults& results) {
   std::string out = "| Model | Tasks | Version | n-shot | Metric |   | Value |   | Stderr |\n"
                     "|---|---|---:|---:|---|---|---:|---|---:|\n";
   for (const ModelRun& m : results.models()) {
-    // The directory's last component keeps the table narrow; the full path
-    // is in the results file.
-    std::string path = m.model_path();
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
-    const std::string model = absl::StrCat(path.substr(path.find_last_of('/') + 1), " ",
-                                           m.variant());
+    const std::string model = ModelLabel(m);
     for (const TaskResult& t : m.tasks()) {
       for (const MetricValue& v : t.metrics()) {
         const std::string se = std::isnan(v.stderr()) ? "N/A" : absl::StrFormat("%.4f", v.stderr());
-        std::string metric = v.name();
-        if (v.context_length() > 0) absl::StrAppend(&metric, "@", v.context_length());
-        if (v.has_gold_depth()) absl::StrAppend(&metric, " depth ", v.gold_depth());
+        const double depth = v.gold_depth();
+        const std::string metric =
+            MetricLabel(v.name(), v.context_length(), v.has_gold_depth() ? &depth : nullptr);
         absl::StrAppend(&out, "| ", model, " | ", t.task(), " | ", t.version(), " | ",
                         t.num_fewshot(), " | ", metric, " | ", v.higher_is_better() ? "↑" : "↓",
                         " | ", absl::StrFormat("%.4f", v.value()), " | ± | ", se, " |\n");
