@@ -55,9 +55,11 @@ int64_t EstimateGenerationBytes(const model::ModelConfig& c, int64_t max_tokens,
                        (2 * c.hidden_size + 2 * c.num_heads * c.head_dim +
                         2 * c.num_kv_heads * c.head_dim + c.hidden_size +
                         2 * c.intermediate_size);
-  // Attention scores: one (kAttnRows x keys) block per thread.
+  // Attention scores: one (kAttnRows x keys) block per thread, which grows
+  // with the keys chunk by chunk, so while it is reallocated the old block is
+  // still live: count two.
   const int64_t scores =
-      int64_t{std::max(threads, 1)} * kernels::CpuBackend::kAttnRows * max_tokens * 4;
+      2 * int64_t{std::max(threads, 1)} * kernels::CpuBackend::kAttnRows * max_tokens * 4;
   const int64_t head = std::min<int64_t>(256, max_batch) * c.vocab_size * 4;
   return cache + acts + scores + head;
 }
