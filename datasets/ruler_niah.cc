@@ -206,7 +206,9 @@ absl::StatusOr<Candidate> NiahGenerator::Render(int64_t index, int64_t units) co
                                   : LineContext(r, needles, keys, units, &depths, &offsets);
 
   std::vector<std::string> query_keys, answers;
+  std::vector<int64_t> queried;
   for (int64_t k : r.Sample(num_keys, task_.num_queries)) {
+    queried.push_back(k);
     query_keys.push_back(keys[k]);
     for (const std::string& v : values[k]) answers.push_back(v);
   }
@@ -243,6 +245,17 @@ absl::StatusOr<Candidate> NiahGenerator::Render(int64_t index, int64_t units) co
   c.meta["query_keys"] = absl::StrJoin(query_keys, ",");
   c.meta["needle_depths"] = absl::StrJoin(depths, ",");
   c.meta["needle_offsets"] = JoinInts(offsets);
+  // Byte spans of the queried needles in `input` (their text is unique:
+  // keys are distinct and distractors never reuse one), for the attention
+  // diagnostics.
+  std::vector<std::string> spans;
+  for (const Needle& nd : needles) {
+    if (std::find(queried.begin(), queried.end(), nd.key) == queried.end()) continue;
+    const size_t at = c.input.find(nd.text);
+    if (at == std::string::npos) continue;
+    spans.push_back(absl::StrCat(at, "-", at + nd.text.size()));
+  }
+  c.meta["query_needle_spans"] = absl::StrJoin(spans, ",");
   if (task_.haystack == Haystack::kEssay) {
     c.meta["haystack_repeated"] = units > static_cast<int64_t>(essay_.size()) ? "true" : "false";
   }

@@ -4,14 +4,89 @@
 #include <filesystem>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "harness/base/file_util.h"
 #include "harness/base/status_macros.h"
 #include "harness/commands.h"
+#include "harness/diagnostics.h"
+#include "kernels/backend.h"
+#include "model/llama_model.h"
 #include "reports/comparison.h"
 #include "reports/html_report.h"
 
 namespace focal::harness {
+namespace {
+
+// Attention summaries of every model into the report ("task@len@depth" keys
+// split back into their parts).
+void AddAttention(const reports::RunResults& runs, const std::vector<ModelDetails>& details,
+                  reports::ComparisonReport& rep) {
+  for (size_t mi = 0; mi < details.size(); ++mi) {
+    for (const auto& [key, d] : details[mi]) {
+      if (!d.attention.has_value() || d.attention->samples == 0) continue;
+      const AttentionSummary& a = *d.attention;
+      reports::AttentionStats* st = rep.add_attention();
+      st->set_model_index(static_cast<int>(mi));
+      st->set_variant(runs.models(static_cast<int>(mi)).variant());
+      std::vector<std::string> parts = absl::StrSplit(key, '@');
+      st->set_task(parts[0]);
+      int64_t len = 0;
+      double depth = 0;
+      if (parts.size() > 1 && absl::SimpleAtoi(parts[1], &len)) st->set_context_length(len);
+      if (parts.size() > 2 && absl::SimpleAtod(parts[2], &depth)) st->set_gold_depth(depth);
+      st->set_samples(a.samples);
+      for (int l = 0; l < a.num_layers; ++l) {
+        reports::AttentionLayer* al = st->add_layers();
+        al->set_layer(l);
+        for (int h = 0; h < a.num_heads; ++h) {
+          al->add_head_entropy(a.entropy[l * a.num_heads + h]);
+          if (!a.mass.empty()) al->add_head_needle_mass(a.mass[l * a.num_heads + h]);
+        }
+      }
+    }
+  }
+}
+
+// Loads the base beside each focal model in turn and compares their
+// distributions on the base's (identical) loglikelihood requests.
+absl::Status AddAgreement(const RunOptions& o, const std::vector<ModelDetails>& details,
+                          reports::ComparisonReport& rep) {
+  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
+                         kernels::CreateBackend(o.device, o.threads));
+  auto load = [&](size_t i) {
+    model::LoadOptions lo;
+    lo.focal_temperature = o.model_temperatures[i];
+    lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
+    return model::LlamaModel::Load(o.models[i], *backend, lo);
+  };
+  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> base, load(0));
+  for (size_t i = 1; i < o.models.size(); ++i) {
+    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> focal, load(i));
+    for (const auto& [task, d] : details[0]) {
+      if (d.requests.empty()) continue;
+      auto s = MeasureAgreement(base->transformer(), focal->transformer(), d.requests,
+                                o.batch_tokens);
+      if (!s.ok()) return Annotate(s.status(), absl::StrCat("logit agreement on ", task));
+      reports::LogitAgreement* a = rep.add_agreement();
+      a->set_task(task);
+      a->set_focal_variant(rep.runs().models(static_cast<int>(i)).variant());
+      a->set_focal_index(static_cast<int>(i));
+      a->set_tokens(s->tokens);
+      a->set_mean_kl(s->mean_kl);
+      a->set_kl_stderr(s->kl_stderr);
+      a->set_median_kl(s->median_kl);
+      a->set_p99_kl(s->p99_kl);
+      a->set_max_kl(s->max_kl);
+      a->set_same_argmax(s->same_argmax);
+      a->set_same_argmax_stderr(s->same_argmax_stderr);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status RunCompare(RunOptions o, const std::string& base_spec,
                         const std::vector<std::string>& focal_specs,
@@ -45,6 +120,8 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
   o.out = report_dir + "/results.json";
   o.samples = report_dir + "/samples.jsonl";
   if (o.cache_dir.empty()) o.cache_dir = report_dir + "/cache";
+  o.keep_requests = settings.logit_agreement;
+  o.attention_samples = settings.attention_samples;
   std::vector<ModelDetails> details;
   std::ostringstream table;
   FOCAL_ASSIGN_OR_RETURN(reports::RunResults runs, RunEvaluation(o, table, &details));
@@ -61,11 +138,17 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
   co.bootstrap_iters = settings.bootstrap_iters;
   co.seed = settings.bootstrap_seed;
   FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(runs, scores, co));
+  AddAttention(runs, details, rep);
+  if (settings.logit_agreement) FOCAL_RETURN_IF_ERROR(AddAgreement(o, details, rep));
   const std::string md = reports::ComparisonMarkdown(rep);
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.md", md));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.html", reports::ComparisonHtml(rep)));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.csv", reports::ComparisonCsv(rep)));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/table.tex", reports::ComparisonLatex(rep)));
+  if (!rep.attention().empty()) {
+    FOCAL_RETURN_IF_ERROR(
+        WriteFileAtomic(report_dir + "/attention.csv", reports::ComparisonAttentionCsv(rep)));
+  }
   FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ComparisonJson(rep));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.json", json));
   out << md;

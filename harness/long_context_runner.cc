@@ -115,6 +115,64 @@ std::string DataFile(const LongContextOptions& o, const std::string& shared_rel,
                             : absl::StrCat(o.data_dir, "/", shared_rel);
 }
 
+std::string DetailsKey(const std::string& task, int64_t length, double depth) {
+  std::string k = absl::StrCat(task, "@", length);
+  if (depth >= 0) absl::StrAppend(&k, "@", depth);
+  return k;
+}
+
+struct Job {
+  datasets::GenerationSample sample;
+  double depth = -1;
+  GenerationRequest request;
+};
+
+// Token positions [begin, end) of the byte spans "b-e,b-e" in a prompt:
+// begin is the token count of the text before the span minus one (the
+// separator before a needle may share its first token), end the count
+// through the span.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SpanTokens(
+    const std::string& input, const std::string& spans, const datasets::TokenCounter& count) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (absl::string_view sp : absl::StrSplit(spans, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> be = absl::StrSplit(sp, '-');
+    size_t b = 0, e = 0;
+    if (!absl::SimpleAtoi(be.first, &b) || !absl::SimpleAtoi(be.second, &e) || b > e ||
+        e > input.size()) {
+      return absl::InternalError(absl::StrCat("bad needle span '", sp, "'"));
+    }
+    FOCAL_ASSIGN_OR_RETURN(int64_t tb, count(absl::string_view(input).substr(0, b)));
+    FOCAL_ASSIGN_OR_RETURN(int64_t te, count(absl::string_view(input).substr(0, e)));
+    out.emplace_back(std::max<int64_t>(tb - 1, 0), te);
+  }
+  return out;
+}
+
+// The attention diagnostics of the first `attention_samples` prompts of each
+// task and length: the last prompt token is probed (the position that starts
+// the answer), with the queried needles as key ranges on RULER NIAH tasks.
+absl::Status ProbeAttention(model::LlamaModel& model, const LongContextOptions& o,
+                            const datasets::TokenCounter& count, const std::vector<Job>& jobs,
+                            std::map<std::string, TaskDetails>& details) {
+  std::map<std::string, std::vector<ProbeInput>> probes;
+  for (const Job& j : jobs) {
+    std::vector<ProbeInput>& ps = probes[DetailsKey(j.sample.task, j.sample.length, j.depth)];
+    if (static_cast<int64_t>(ps.size()) >= o.attention_samples) continue;
+    ProbeInput p;
+    p.tokens = j.request.prompt;
+    p.row = static_cast<int64_t>(p.tokens.size()) - 1;
+    if (auto it = j.sample.meta.find("query_needle_spans"); it != j.sample.meta.end()) {
+      FOCAL_ASSIGN_OR_RETURN(p.key_ranges, SpanTokens(j.sample.input, it->second, count));
+    }
+    ps.push_back(std::move(p));
+  }
+  for (const auto& [key, ps] : probes) {
+    FOCAL_ASSIGN_OR_RETURN(details[key].attention,
+                           MeasureAttention(model.transformer(), ps, o.prefill_chunk));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsLongContextName(absl::string_view name) {
@@ -169,12 +227,6 @@ absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text) {
   return std::vector<double>{d};
 }
 
-std::string DetailsKey(const std::string& task, int64_t length, double depth) {
-  std::string k = absl::StrCat(task, "@", length);
-  if (depth >= 0) absl::StrAppend(&k, "@", depth);
-  return k;
-}
-
 absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& o,
                             reports::ModelRun& run, std::string& samples_log,
                             std::map<std::string, TaskDetails>* details) {
@@ -218,11 +270,6 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
   };
 
   // Build every sample first: bad data or lengths fail before any compute.
-  struct Job {
-    datasets::GenerationSample sample;
-    double depth = -1;
-    GenerationRequest request;
-  };
   std::vector<Job> jobs;
   for (const std::string& task : o.tasks) {
     for (int64_t len : o.lengths) {
@@ -337,6 +384,9 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
       first = false;
     }
     absl::StrAppend(&samples_log, line, "}}\n");
+  }
+  if (details != nullptr && o.attention_samples > 0) {
+    FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
   }
   std::map<std::string, reports::TaskResult*> results;
   std::map<int64_t, std::vector<double>> ruler_by_length;

@@ -31,6 +31,9 @@ struct LongContextOptions {
   bool add_bos = true;
   std::string cache_path;              // generation resume cache (JSONL); empty = none
   bool progress = true;
+  // Attention diagnostics on the first N samples of each task and length
+  // (RULER needle tasks also report the mass on the queried needles).
+  int64_t attention_samples = 0;
 };
 
 // True for "ruler", "long_context", "ruler_<task>" and "hotpotqa_long".

@@ -208,6 +208,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   compare->add_option("--bootstrap-seed", cmp.bootstrap_seed, "bootstrap seed")
       ->capture_default_str();
+  compare->add_flag("--logit-agreement,!--no-logit-agreement", cmp.logit_agreement,
+                   "compare every focal model's next-token distributions with the base's on "
+                   "the scored continuations (KL divergence, same top-1; default on)");
+  compare->add_option("--attention-stats", cmp.attention_samples,
+                      "attention entropy per layer and head (and needle mass on RULER NIAH) "
+                      "on the first N documents of each task (per length); 0: off")
+      ->check(CLI::NonNegativeNumber);
   AddRunFlags(compare, cmp_flags);
 
   try {

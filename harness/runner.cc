@@ -239,6 +239,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     lco.max_batch = o.gen_batch;
     lco.threads = o.threads;
     lco.progress = o.progress;
+    lco.attention_samples = o.attention_samples;
   }
   for (const auto* m : {&o.data, &o.fewshot_data}) {
     for (const auto& [name, path] : *m) {
@@ -387,7 +388,34 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
         }
         absl::StrAppend(&samples_text, line, "}}\n");
       }
-      if (md != nullptr) (*md)[task.name()].per_doc = per_metric;
+      if (md != nullptr) {
+        TaskDetails& d = (*md)[task.name()];
+        d.per_doc = per_metric;
+        if (o.keep_requests) {
+          for (const auto& ids : index[ti]) {
+            for (int64_t id : ids) d.requests.push_back(all[id]);
+          }
+        }
+        if (o.attention_samples > 0) {
+          // The last context token of each document's first request: the
+          // position that predicts the answer.
+          std::vector<ProbeInput> probes;
+          for (size_t di = 0; di < index[ti].size() &&
+                              static_cast<int64_t>(probes.size()) < o.attention_samples;
+               ++di) {
+            if (index[ti][di].empty()) continue;
+            const TokenizedRequest& r = all[index[ti][di][0]];
+            if (r.input.size() < r.continuation.size()) continue;  // context cut away
+            const int64_t ctx = static_cast<int64_t>(r.input.size() - r.continuation.size());
+            ProbeInput p;
+            p.tokens.assign(r.input.begin(), r.input.begin() + ctx + 1);
+            p.row = ctx;
+            probes.push_back(std::move(p));
+          }
+          FOCAL_ASSIGN_OR_RETURN(d.attention,
+                                 MeasureAttention(m->transformer(), probes, o.prefill_chunk));
+        }
+      }
       reports::TaskResult* tr = run->add_tasks();
       tr->set_task(task.name());
       tr->set_version(task.spec().version());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "harness/diagnostics.h"
 #include "harness/scorer.h"
 #include "reports/results.pb.h"
 
@@ -22,6 +23,8 @@ namespace focal::harness {
 struct TaskDetails {
   std::map<std::string, std::vector<double>> per_doc;  // metric -> value per document
   std::string requests_sha256;  // the exact token sequences scored, in order
+  std::vector<TokenizedRequest> requests;  // loglikelihood tasks, with keep_requests
+  std::optional<AttentionSummary> attention;  // with attention_samples > 0
 };
 using ModelDetails = std::map<std::string, TaskDetails>;
 
@@ -57,6 +60,11 @@ struct RunOptions {
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t gen_batch = 8;
+  // Diagnostics for `compare` (need `details`): keep each task's tokenized
+  // requests, and probe the attention of the first N documents (or samples
+  // per task and length) of every task.
+  bool keep_requests = false;
+  int64_t attention_samples = 0;
 };
 
 // Parses "I/N" (0 <= I < N).

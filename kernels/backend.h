@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,6 +47,16 @@ struct AttentionArgs {
   int num_kv_heads = 0;
   int head_dim = 0;
   Tensor out;                          // (T, H*D)
+};
+
+// One query row whose attention distribution is summarised per head (the
+// attention diagnostics): `row` is relative to seqs[seq].row_begin, and
+// `key_ranges` are cache rows [begin, end) whose probability mass is summed
+// (e.g. a needle's tokens).
+struct AttentionProbe {
+  int seq = 0;
+  int64_t row = 0;
+  absl::Span<const std::pair<int64_t, int64_t>> key_ranges;
 };
 
 class Backend {
@@ -90,6 +101,15 @@ class Backend {
   // and argmax[r] = first index of the row's maximum; written to host.
   virtual void LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targets,
                                 absl::Span<double> logprob, absl::Span<int32_t> argmax) = 0;
+
+  // For each probe p and head h: entropy[p*H + h] = the entropy (nats) of
+  // the attention distribution of that query row, and mass[p*H + h] = its
+  // probability on the probe's key ranges. Reads the same q, caches and
+  // scales as Attention (call it with the same args, after Attention). The
+  // default runs on the host from copies of the rows it needs, in double: a
+  // diagnostic over a few rows, not a hot path.
+  virtual void AttentionStats(const AttentionArgs& args, absl::Span<const AttentionProbe> probes,
+                              absl::Span<float> entropy, absl::Span<float> mass);
 
   // Waits for queued work; returns the first device error since the last Sync().
   virtual absl::Status Sync() = 0;

@@ -71,7 +71,8 @@ void Transformer::ComputeScales(int64_t layer, Tensor xn, absl::Span<const SeqIn
 }
 
 absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
-                                  std::vector<std::vector<TokenScore>>& out) {
+                                  std::vector<std::vector<TokenScore>>& out,
+                                  ForwardExtras* extras) {
   const ModelConfig& c = config_;
   const int64_t C = c.hidden_size, F = c.intermediate_size, H = c.num_heads,
                 Hkv = c.num_kv_heads, D = c.head_dim;
@@ -117,6 +118,22 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
     }
     FOCAL_RETURN_IF_ERROR(s.cache->Reserve(end, backend_));
   }
+  const std::vector<kernels::AttentionProbe> probes =
+      extras != nullptr ? extras->probes : std::vector<kernels::AttentionProbe>{};
+  for (const kernels::AttentionProbe& p : probes) {
+    if (p.seq < 0 || p.seq >= static_cast<int>(batch.size()) || p.row < 0 ||
+        p.row >= static_cast<int64_t>(batch[p.seq].tokens.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attention probe (sequence ", p.seq, ", row ", p.row, ") is outside the batch"));
+    }
+  }
+  if (extras != nullptr) {
+    const size_t np = probes.size() * c.num_layers * H;
+    extras->probe_entropy.assign(np, 0.0f);
+    extras->probe_mass.assign(np, 0.0f);
+    extras->logits.clear();
+  }
+  std::vector<float> probe_h(probes.size() * H), probe_m(probes.size() * H);
   const int64_t T = static_cast<int64_t>(tokens.size());
   out.assign(batch.size(), {});
   if (T == 0) return absl::OkStatus();
@@ -161,6 +178,14 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
     args.head_dim = static_cast<int>(D);
     args.out = att.tensor();
     backend_.Attention(args);
+    if (!probes.empty()) {
+      backend_.AttentionStats(args, probes, absl::MakeSpan(probe_h), absl::MakeSpan(probe_m));
+      for (size_t p = 0; p < probes.size(); ++p) {
+        const size_t at = (p * c.num_layers + l) * H;
+        std::copy_n(probe_h.begin() + p * H, H, extras->probe_entropy.begin() + at);
+        std::copy_n(probe_m.begin() + p * H, H, extras->probe_mass.begin() + at);
+      }
+    }
     backend_.MatMul(att.tensor(), lw.wo.tensor(), proj.tensor());
     backend_.Add(proj.tensor(), x.tensor());
     backend_.RmsNorm(x.tensor(), lw.post_norm.tensor(), static_cast<float>(c.rms_norm_eps),
@@ -179,6 +204,7 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
   const int64_t R = static_cast<int64_t>(head_rows.size());
   std::vector<double> logprob(R);
   std::vector<int32_t> argmax(R);
+  if (extras != nullptr && extras->want_logits) extras->logits.resize(R * c.vocab_size);
   if (R > 0) {
     const int64_t chunk = std::min(R, kHeadRows);
     FOCAL_ASSIGN_OR_RETURN(Buffer hx, backend_.Allocate(DType::kF32, chunk, C));
@@ -193,6 +219,9 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
       backend_.LogSoftmaxGather(lv, absl::MakeConstSpan(head_targets).subspan(r0, n),
                                 absl::MakeSpan(logprob).subspan(r0, n),
                                 absl::MakeSpan(argmax).subspan(r0, n));
+      if (extras != nullptr && extras->want_logits) {
+        backend_.CopyToHost(lv, extras->logits.data() + r0 * c.vocab_size);
+      }
     }
   }
   FOCAL_RETURN_IF_ERROR(backend_.Sync());

@@ -7,6 +7,7 @@
 #define FOCAL_MODEL_TRANSFORMER_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,22 @@ struct SeqInput {
   absl::Span<const int32_t> tokens;
   absl::Span<const int64_t> score_rows;
   absl::Span<const int32_t> targets;
+};
+
+// Optional outputs of Forward beyond the scores.
+struct ForwardExtras {
+  // Attention diagnostics: query rows (batch index, index into its tokens)
+  // whose attention is summarised per layer and head, with the absolute
+  // positions whose attention mass is reported (e.g. a needle's tokens).
+  std::vector<kernels::AttentionProbe> probes;
+  // When set, `logits` receives the raw LM-head logits of every score row
+  // (rows in output order, all sequences concatenated; R x vocab floats).
+  bool want_logits = false;
+  std::vector<float> logits;
+  // Per probe, layer and head:
+  // [(probe * num_layers + layer) * num_heads + head].
+  std::vector<float> probe_entropy;
+  std::vector<float> probe_mass;
 };
 
 struct TokenScore {
@@ -53,7 +70,8 @@ class Transformer {
   // results do not depend on the rest of the batch (bit for bit on the CPU).
   // OutOfRange when a sequence would pass the model's maximum length.
   absl::Status Forward(absl::Span<const SeqInput> batch,
-                       std::vector<std::vector<TokenScore>>& out);
+                       std::vector<std::vector<TokenScore>>& out,
+                       ForwardExtras* extras = nullptr);
 
   // Greedy decoding: feeds `prompt` (non-empty) then appends argmax tokens
   // until `max_new_tokens` or a token in `stop_ids`. Returns the new tokens

@@ -2,6 +2,8 @@
 #include "reports/comparison.h"
 
 #include <cmath>
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/status/status.h"
@@ -31,7 +33,181 @@ std::string MetricLabel(const MetricComparison& r) {
                                        r.has_gold_depth() ? &depth : nullptr);
 }
 
+double MeanOf(const google::protobuf::RepeatedField<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? std::nan("") : s / v.size();
+}
+
+std::string AttentionTaskLabel(const AttentionStats& a) {
+  std::string s = a.task();
+  if (a.context_length() > 0) absl::StrAppend(&s, "@", a.context_length());
+  if (a.has_gold_depth()) absl::StrAppend(&s, " depth ", a.gold_depth());
+  return s;
+}
+
+std::string AgreementMarkdown(const ComparisonReport& rep) {
+  if (rep.agreement().empty()) return "";
+  std::string out =
+      "\n## Logit agreement with the base (scored continuation tokens)\n\n"
+      "KL(base || focal) of the full next-token distributions, in nats per token; same top-1: "
+      "share of tokens where both models' most likely token agrees. A large KL with a high "
+      "same-top-1 share means focal changed the distribution but not the answer.\n\n"
+      "| Task | Variant | Tokens | Mean KL | Median KL | KL 99% | Max KL | Same top-1 |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const LogitAgreement& a : rep.agreement()) {
+    absl::StrAppend(&out, "| ", a.task(), " | ", a.focal_variant(), " | ", a.tokens(), " | ",
+                    absl::StrFormat("%.6f ± %.6f", a.mean_kl(), a.kl_stderr()), " | ",
+                    absl::StrFormat("%.6f", a.median_kl()), " | ",
+                    absl::StrFormat("%.6f", a.p99_kl()), " | ",
+                    absl::StrFormat("%.6f", a.max_kl()), " | ",
+                    absl::StrFormat("%.2f ± %.2f%%", 100 * a.same_argmax(),
+                                    100 * a.same_argmax_stderr()),
+                    " |\n");
+  }
+  return out;
+}
+
+std::string AttentionMarkdown(const ComparisonReport& rep) {
+  if (rep.attention().empty()) return "";
+  const std::vector<LayerCurve> curves = AttentionCurves(rep);
+  std::string header = "| Layer |", rule = "|---:|";
+  for (const LayerCurve& c : curves) {
+    absl::StrAppend(&header, " ", c.label, " |");
+    absl::StrAppend(&rule, "---:|");
+  }
+  std::string out = absl::StrCat(
+      "\n## Attention diagnostics\n\nEntropy (nats) of the attention distribution at the final "
+      "query position of each probed prompt (the last context token), mean over heads and "
+      "tasks; lower is sharper.\n\n",
+      header, "\n", rule, "\n");
+  size_t layers = 0;
+  for (const LayerCurve& c : curves) layers = std::max(layers, c.entropy.size());
+  for (size_t l = 0; l < layers; ++l) {
+    absl::StrAppend(&out, "| ", l, " |");
+    for (const LayerCurve& c : curves) {
+      absl::StrAppend(&out, " ", l < c.entropy.size() ? Fmt(c.entropy[l]) : "-", " |");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  bool any_mass = false;
+  for (const LayerCurve& c : curves) any_mass |= !c.needle_mass.empty();
+  if (any_mass) {
+    absl::StrAppend(&out,
+                    "\nAttention mass on the queried needles' tokens (RULER NIAH), mean over "
+                    "heads, tasks and lengths; higher is better focused.\n\n",
+                    header, "\n", rule, "\n");
+    for (size_t l = 0; l < layers; ++l) {
+      absl::StrAppend(&out, "| ", l, " |");
+      for (const LayerCurve& c : curves) {
+        absl::StrAppend(&out, " ", l < c.needle_mass.size() ? Fmt(c.needle_mass[l]) : "-", " |");
+      }
+      absl::StrAppend(&out, "\n");
+    }
+  }
+  // Per task: mean over layers and heads.
+  absl::StrAppend(&out, "\nPer task (mean over layers and heads; needle mass in parentheses):\n\n",
+                  "| Task | Samples |");
+  for (const LayerCurve& c : curves) absl::StrAppend(&out, " ", c.label, " |");
+  absl::StrAppend(&out, "\n|---|---:|");
+  for (size_t i = 0; i < curves.size(); ++i) absl::StrAppend(&out, "---:|");
+  absl::StrAppend(&out, "\n");
+  std::vector<std::string> keys;
+  std::map<std::string, std::map<int, const AttentionStats*>> by_task;
+  for (const AttentionStats& a : rep.attention()) {
+    const std::string k = AttentionTaskLabel(a);
+    if (by_task.find(k) == by_task.end()) keys.push_back(k);
+    by_task[k][a.model_index()] = &a;
+  }
+  for (const std::string& k : keys) {
+    const auto& m = by_task[k];
+    absl::StrAppend(&out, "| ", k, " | ", m.begin()->second->samples(), " |");
+    for (const LayerCurve& c : curves) {
+      auto it = m.find(c.model_index);
+      if (it == m.end()) {
+        absl::StrAppend(&out, " - |");
+        continue;
+      }
+      double e = 0, ms = 0;
+      bool has_mass = false;
+      for (const AttentionLayer& l : it->second->layers()) {
+        e += MeanOf(l.head_entropy());
+        if (!l.head_needle_mass().empty()) {
+          ms += MeanOf(l.head_needle_mass());
+          has_mass = true;
+        }
+      }
+      const double n = std::max(1, it->second->layers_size());
+      absl::StrAppend(&out, " ", Fmt(e / n));
+      if (has_mass) absl::StrAppend(&out, " (", Fmt(ms / n), ")");
+      absl::StrAppend(&out, " |");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<LayerCurve> AttentionCurves(const ComparisonReport& rep) {
+  std::map<int, LayerCurve> curves;
+  std::map<int, std::vector<int>> entropy_n, mass_n;
+  for (const AttentionStats& a : rep.attention()) {
+    LayerCurve& c = curves[a.model_index()];
+    c.model_index = a.model_index();
+    if (a.model_index() >= 0 && a.model_index() < rep.runs().models_size()) {
+      c.label = ModelLabel(rep.runs().models(a.model_index()));
+    } else {
+      c.label = a.variant();
+    }
+    const size_t layers = static_cast<size_t>(a.layers_size());
+    if (c.entropy.size() < layers) c.entropy.resize(layers, 0.0);
+    entropy_n[a.model_index()].resize(std::max(entropy_n[a.model_index()].size(), layers), 0);
+    for (const AttentionLayer& l : a.layers()) {
+      c.entropy[l.layer()] += MeanOf(l.head_entropy());
+      ++entropy_n[a.model_index()][l.layer()];
+      if (l.head_needle_mass().empty()) continue;
+      if (c.needle_mass.size() < layers) c.needle_mass.resize(layers, 0.0);
+      mass_n[a.model_index()].resize(std::max(mass_n[a.model_index()].size(), layers), 0);
+      c.needle_mass[l.layer()] += MeanOf(l.head_needle_mass());
+      ++mass_n[a.model_index()][l.layer()];
+    }
+  }
+  std::vector<LayerCurve> out;
+  for (auto& [i, c] : curves) {
+    for (size_t l = 0; l < c.entropy.size(); ++l) {
+      c.entropy[l] = entropy_n[i][l] > 0 ? c.entropy[l] / entropy_n[i][l] : std::nan("");
+    }
+    for (size_t l = 0; l < c.needle_mass.size(); ++l) {
+      c.needle_mass[l] = mass_n[i][l] > 0 ? c.needle_mass[l] / mass_n[i][l] : std::nan("");
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string ComparisonAttentionCsv(const ComparisonReport& rep) {
+  std::string out = "model,variant,task,context_length,gold_depth,samples,layer,head,entropy,needle_mass\n";
+  for (const AttentionStats& a : rep.attention()) {
+    const std::string model = a.model_index() < rep.runs().models_size()
+                                  ? rep.runs().models(a.model_index()).model_path()
+                                  : "";
+    for (const AttentionLayer& l : a.layers()) {
+      for (int h = 0; h < l.head_entropy_size(); ++h) {
+        absl::StrAppend(&out, "\"", model, "\",\"", a.variant(), "\",", a.task(), ",",
+                        a.context_length(), ",",
+                        a.has_gold_depth() ? absl::StrCat(a.gold_depth()) : "", ",", a.samples(),
+                        ",", l.layer(), ",", h, ",",
+                        absl::StrFormat("%.8g", l.head_entropy(h)), ",",
+                        h < l.head_needle_mass_size()
+                            ? absl::StrFormat("%.8g", l.head_needle_mass(h))
+                            : "",
+                        "\n");
+      }
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
                                                  const std::vector<PerDocScores>& scores,
@@ -179,6 +355,7 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
     }
     absl::StrAppend(&out, "\n");
   }
+  absl::StrAppend(&out, AgreementMarkdown(rep), AttentionMarkdown(rep));
   return out;
 }
 

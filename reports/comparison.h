@@ -33,7 +33,19 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
                                                  const std::vector<PerDocScores>& scores,
                                                  const CompareOptions& options);
 
+// Attention diagnostics per model, per layer: the mean over heads and over
+// every measured task (each task and length weighted equally).
+struct LayerCurve {
+  int model_index = 0;
+  std::string label;                // ModelLabel of the model
+  std::vector<double> entropy;      // per layer, nats
+  std::vector<double> needle_mass;  // per layer; empty without needle tasks
+};
+std::vector<LayerCurve> AttentionCurves(const ComparisonReport& report);
+
 std::string ComparisonMarkdown(const ComparisonReport& report);
+// One row per model x task x length x layer x head.
+std::string ComparisonAttentionCsv(const ComparisonReport& report);
 std::string ComparisonCsv(const ComparisonReport& report);
 std::string ComparisonLatex(const ComparisonReport& report);
 absl::StatusOr<std::string> ComparisonJson(const ComparisonReport& report);

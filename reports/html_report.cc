@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "reports/comparison.h"
 #include "reports/results_writer.h"
 
 namespace focal::reports {
@@ -388,6 +389,64 @@ std::string HotpotChart(const ComparisonReport& rep) {
                    f, xpos, xlabels, series);
 }
 
+// Chart 4 (and 5): attention entropy (needle mass) per layer, one line per model.
+std::string AttentionChart(const ComparisonReport& rep, bool mass) {
+  const std::vector<LayerCurve> curves = AttentionCurves(rep);
+  std::set<double> xs;
+  std::vector<double> values;
+  std::vector<Series> series;
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const std::vector<double>& ys = mass ? curves[i].needle_mass : curves[i].entropy;
+    Series s{curves[i].label, Color(i), i == 0, {}};
+    for (size_t l = 0; l < ys.size(); ++l) {
+      xs.insert(static_cast<double>(l));
+      values.push_back(ys[l]);
+      s.points.emplace_back(static_cast<double>(l), ys[l]);
+    }
+    if (!s.points.empty()) series.push_back(std::move(s));
+  }
+  if (xs.empty()) {
+    if (mass) return "";
+    return "<p class=\"note\">Attention entropy per layer: not measured (run compare with "
+           "--attention-stats N).</p>\n";
+  }
+  Frame f;
+  f.width = 560;
+  FitY(values, &f);
+  const auto xpos = XPositions(xs, f, /*log2=*/false, *xs.begin(), *xs.rbegin());
+  std::map<double, std::string> xlabels;
+  for (double v : xs) xlabels[v] = absl::StrFormat("%.0f", v);
+  return LineChart(mass ? "Attention mass on the queried needles per layer (RULER NIAH)"
+                        : "Attention entropy per layer at the final query position",
+                   "layer", mass ? "needle attention mass" : "entropy (nats, mean over heads)", f,
+                   xpos, xlabels, series);
+}
+
+std::string AgreementTable(const ComparisonReport& rep) {
+  if (rep.agreement().empty()) return "";
+  std::string out =
+      "<h2>Logit agreement with the base</h2>\n<p>KL(base || focal) of the full next-token "
+      "distributions at the scored continuation tokens (nats per token), and the share of tokens "
+      "whose top-1 token agrees.</p>\n<table>\n<thead><tr><th>Task</th><th>Variant</th>"
+      "<th>Tokens</th><th>Mean KL</th><th>Median KL</th><th>KL 99%</th><th>Max KL</th>"
+      "<th>Same top-1</th></tr></thead>\n<tbody>\n";
+  for (const LogitAgreement& a : rep.agreement()) {
+    absl::StrAppend(&out, "<tr><td>", HtmlEscape(a.task()), "</td><td>",
+                    HtmlEscape(a.focal_variant()), "</td><td class=\"num\">", a.tokens(),
+                    "</td><td class=\"num\">",
+                    absl::StrFormat("%.6f &plusmn; %.6f", a.mean_kl(), a.kl_stderr()),
+                    "</td><td class=\"num\">", absl::StrFormat("%.6f", a.median_kl()),
+                    "</td><td class=\"num\">", absl::StrFormat("%.6f", a.p99_kl()),
+                    "</td><td class=\"num\">", absl::StrFormat("%.6f", a.max_kl()),
+                    "</td><td class=\"num\">",
+                    absl::StrFormat("%.2f &plusmn; %.2f%%", 100 * a.same_argmax(),
+                                    100 * a.same_argmax_stderr()),
+                    "</td></tr>\n");
+  }
+  absl::StrAppend(&out, "</tbody>\n</table>\n");
+  return out;
+}
+
 constexpr char kStyle[] = R"(<style>
 body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1400px; }
 table { border-collapse: collapse; font-size: 13px; margin: 12px 0; }
@@ -450,7 +509,10 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
   absl::StrAppend(&out, "<h2>Charts</h2>\n<div class=\"chart\">\n", TaskBarsChart(rep),
                   "</div>\n<div class=\"chart\">\n", RulerChart(rep),
                   "</div>\n<div class=\"chart\">\n", HotpotChart(rep), "</div>\n",
-                  "<p class=\"note\">attention diagnostics: not measured in this version.</p>\n");
+                  "<div class=\"chart\">\n", AttentionChart(rep, /*mass=*/false), "</div>\n");
+  if (const std::string m = AttentionChart(rep, /*mass=*/true); !m.empty()) {
+    absl::StrAppend(&out, "<div class=\"chart\">\n", m, "</div>\n");
+  }
 
   absl::StrAppend(&out,
                   "<h2>Comparison</h2>\n<table>\n<thead><tr><th>Task</th><th>Metric</th><th>n</th>"
@@ -495,7 +557,7 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
     }
     absl::StrAppend(&out, "</p>\n");
   }
-  absl::StrAppend(&out, "</body>\n</html>\n");
+  absl::StrAppend(&out, AgreementTable(rep), "</body>\n</html>\n");
   return out;
 }
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -394,6 +395,33 @@ TEST(RulerTest, NiahUuidsAndNeedleHaystack) {
       EXPECT_TRUE(absl::StartsWith(line, "One of the special magic ")) << line;
     }
     EXPECT_EQ(Occurrences(s.input, absl::StrCat(" for ", key, " is: ")), 1) << task;
+  }
+}
+
+// The queried needles' byte spans (for the attention diagnostics): one span
+// per asked value, each the full needle sentence holding that value.
+TEST(RulerTest, NiahQueriedNeedleSpans) {
+  for (const std::string task : {"ruler_niah_single_1", "ruler_niah_single_2",
+                                 "ruler_niah_multikey_2", "ruler_niah_multivalue",
+                                 "ruler_niah_multiquery"}) {
+    for (const GenerationSample& s : Samples(task, 2048).samples) {
+      const std::vector<std::string> spans =
+          absl::StrSplit(s.meta.at("query_needle_spans"), ',');
+      ASSERT_EQ(spans.size(), s.outputs.size()) << task;
+      for (size_t i = 0; i < spans.size(); ++i) {
+        std::pair<std::string, std::string> be = absl::StrSplit(spans[i], '-');
+        size_t b = 0, e = 0;
+        ASSERT_TRUE(absl::SimpleAtoi(be.first, &b) && absl::SimpleAtoi(be.second, &e));
+        ASSERT_LT(b, e);
+        ASSERT_LE(e, s.input.size());
+        const std::string needle = s.input.substr(b, e - b);
+        EXPECT_TRUE(absl::StartsWith(needle, "One of the special magic ")) << needle;
+        EXPECT_TRUE(absl::EndsWith(needle, ".")) << needle;
+        int hits = 0;
+        for (const std::string& v : s.outputs) hits += absl::StrContains(needle, v);
+        EXPECT_GE(hits, 1) << task << ": " << needle;
+      }
+    }
   }
 }
 

@@ -95,6 +95,55 @@ TEST(CompareTest, LongContextRowsAndPerLengthImprovement) {
   for (const auto& r : rep.rows()) EXPECT_EQ(r.context_length(), 2048);
 }
 
+TEST(CompareTest, AttentionStatsAndLogitAgreement) {
+  const std::string dir = testing::MakeTempDir("diag");
+  std::string out, err;
+  ASSERT_EQ(RunCli("compare --tasks arc_easy,ruler_niah_multikey_1 --lengths 1024 "
+                   "--allow-length-extrapolation --limit 3 --attention-stats 2 --bootstrap 100 "
+                   "--no-progress --out " + dir,
+                   &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("## Logit agreement with the base"));
+  EXPECT_THAT(out, HasSubstr("## Attention diagnostics"));
+  reports::ComparisonReport rep = LoadReport(dir + "/report.json");
+  // Agreement covers the loglikelihood task only (generation has no scored continuation).
+  ASSERT_EQ(rep.agreement_size(), 1);
+  EXPECT_EQ(rep.agreement(0).task(), "arc_easy");
+  EXPECT_GT(rep.agreement(0).tokens(), 0);
+  EXPECT_GT(rep.agreement(0).mean_kl(), 0);
+  // Two models x two tasks, every layer, needle mass on the NIAH task only.
+  ASSERT_EQ(rep.attention_size(), 4);
+  for (const auto& a : rep.attention()) {
+    EXPECT_EQ(a.samples(), 2) << a.task();
+    EXPECT_EQ(a.layers_size(), 5);
+    const bool niah = a.task() == "ruler_niah_multikey_1";
+    EXPECT_EQ(a.context_length(), niah ? 1024 : 0);
+    for (const auto& l : a.layers()) {
+      EXPECT_EQ(l.head_entropy_size(), 8);
+      EXPECT_EQ(l.head_needle_mass_size(), niah ? 8 : 0);
+      for (double m : l.head_needle_mass()) {
+        EXPECT_GE(m, 0);
+        EXPECT_LE(m, 1);
+      }
+    }
+  }
+  const std::string csv = testing::ReadFileOrDie(dir + "/attention.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 5 * 8);
+  const std::string html = testing::ReadFileOrDie(dir + "/report.html");
+  EXPECT_THAT(html, HasSubstr("Attention entropy per layer"));
+  EXPECT_THAT(html, HasSubstr("Attention mass on the queried needles"));
+  // Off switch: no agreement section.
+  const std::string dir2 = testing::MakeTempDir("noagree");
+  ASSERT_EQ(RunCli("compare --tasks arc_easy --limit 3 --no-logit-agreement --bootstrap 100 "
+                   "--no-progress --out " + dir2,
+                   &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(LoadReport(dir2 + "/report.json").agreement_size(), 0);
+  EXPECT_FALSE(std::filesystem::exists(dir2 + "/attention.csv"));
+}
+
 TEST(CompareTest, RefusesToPairDifferentRequests) {
   reports::RunResults runs;
   runs.add_models()->set_variant("base");

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "reports/results.pb.h"
+#include "tests/reports/synthetic_report.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::reports {
@@ -24,82 +25,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr char kGolden[] = "tests/testdata/golden/reports/comparison.html";
-
-MetricComparison* AddRow(ComparisonReport* rep, const std::string& task,
-                         const std::string& metric, int64_t length, double base, double focal,
-                         double ci_low, double ci_high) {
-  MetricComparison* r = rep->add_rows();
-  r->set_task(task);
-  r->set_metric(metric);
-  r->set_context_length(length);
-  r->set_focal_variant("focal(t=0.4)");
-  r->set_focal_model("models/focal");
-  r->set_n(200);
-  r->set_base(base);
-  r->set_focal(focal);
-  r->set_diff(focal - base);
-  r->set_rel_diff(base != 0 ? (focal - base) / base : 0);
-  r->set_ci_low(ci_low);
-  r->set_ci_high(ci_high);
-  r->set_higher_is_better(true);
-  r->set_significant(ci_low > 0 || ci_high < 0);
-  r->set_wins(30);
-  r->set_ties(150);
-  r->set_losses(20);
-  return r;
-}
-
-ComparisonReport MakeReport() {
-  ComparisonReport rep;
-  ModelRun* b = rep.mutable_runs()->add_models();
-  b->set_model_path("models/base");
-  b->set_variant("base");
-  b->set_weights_sha256("0123456789abcdef0123");
-  b->set_effective_length(2048);
-  ModelRun* f = rep.mutable_runs()->add_models();
-  f->set_model_path("models/focal");
-  f->set_variant("focal(t=0.4)");
-  f->set_weights_sha256("fedcba9876543210fedc");
-  f->set_effective_length(4096);
-  rep.set_bootstrap_iters(10000);
-  rep.set_bootstrap_seed(1234);
-  rep.set_confidence(0.95);
-
-  AddRow(&rep, "arc_easy", "acc", 0, 0.60, 0.66, 0.02, 0.10)->set_mcnemar_p(0.0123);
-  AddRow(&rep, "hellaswag", "acc_norm", 0, 0.42, 0.40, -0.06, 0.02)->set_mcnemar_p(0.41);
-  AddRow(&rep, "piqa<x>&y", "acc", 0, 0.70, 0.71, -0.03, 0.05)->set_mcnemar_p(0.77);
-  MetricComparison* ppl = AddRow(&rep, "wikitext", "perplexity", 0, 21.5, 20.1, 0.91, 0.97);
-  ppl->set_diff(20.1 / 21.5);
-  ppl->set_rel_diff(20.1 / 21.5 - 1);
-  ppl->set_higher_is_better(false);
-  ppl->set_significant(true);
-
-  const int64_t lengths[] = {1024, 2048, 4096};
-  const double niah_base[] = {98.0, 90.0, 61.0}, niah_focal[] = {99.0, 94.0, 78.0};
-  const double vt_base[] = {88.0, 80.0, 52.0}, vt_focal[] = {90.0, 85.0, 70.0};
-  for (int i = 0; i < 3; ++i) {
-    AddRow(&rep, "ruler_niah_single_1", "acc", lengths[i], niah_base[i], niah_focal[i], -1.0,
-           2.0 + 4.0 * i);
-    AddRow(&rep, "ruler_vt", "acc", lengths[i], vt_base[i], vt_focal[i], 0.5, 3.0 + 6.0 * i);
-    LengthComparison* l = rep.add_lengths();
-    l->set_focal_variant("focal(t=0.4)");
-    l->set_context_length(lengths[i]);
-    l->set_base_average((niah_base[i] + vt_base[i]) / 2);
-    l->set_focal_average((niah_focal[i] + vt_focal[i]) / 2);
-    l->set_relative_improvement((l->focal_average() - l->base_average()) / l->base_average());
-  }
-  const double depths[] = {0.0, 0.5, 1.0};
-  const double hq_base[2][3] = {{62.0, 48.0, 60.0}, {50.0, 31.0, 47.0}};
-  const double hq_focal[2][3] = {{63.0, 55.0, 61.0}, {54.0, 44.0, 52.0}};
-  for (int li = 0; li < 2; ++li) {
-    for (int di = 0; di < 3; ++di) {
-      AddRow(&rep, "hotpotqa_long", "substring_match", lengths[li], hq_base[li][di],
-             hq_focal[li][di], -4.0, 9.0)
-          ->set_gold_depth(depths[di]);
-    }
-  }
-  return rep;
-}
 
 int Count(const std::string& s, const std::string& needle) {
   int n = 0;
@@ -122,7 +47,7 @@ TEST(HtmlReportTest, SelfContainedWithChartsAndTable) {
   EXPECT_THAT(html, HasSubstr("HotpotQA (long) substring match vs gold passage depth"));
   EXPECT_THAT(html, HasSubstr(">1024</text>"));
   EXPECT_THAT(html, HasSubstr(">4096</text>"));
-  EXPECT_THAT(html, HasSubstr("attention diagnostics: not measured in this version"));
+  EXPECT_THAT(html, HasSubstr("Attention entropy per layer: not measured"));
   // The table, as in the Markdown: significant differences bold.
   EXPECT_THAT(html, HasSubstr("<td>arc_easy</td><td>acc</td><td class=\"num\">200</td>"
                               "<td class=\"num\">0.6000</td><td class=\"num\">0.6600</td>"
@@ -144,6 +69,22 @@ TEST(HtmlReportTest, SelfContainedWithChartsAndTable) {
   EXPECT_THAT(html, Not(HasSubstr("nan")));
 }
 
+TEST(HtmlReportTest, DiagnosticsChartsAndAgreementTable) {
+  const std::string html = ComparisonHtml(MakeReportWithDiagnostics());
+  EXPECT_EQ(Count(html, "<svg "), 5) << "plus attention entropy and needle mass per layer";
+  EXPECT_EQ(Count(html, "<polyline "), 2 + 2 * 2 + 2 + 2);
+  EXPECT_THAT(html, HasSubstr("Attention entropy per layer at the final query position"));
+  EXPECT_THAT(html, HasSubstr("Attention mass on the queried needles per layer"));
+  // Entropy per layer of the focal model: mean over heads and the two tasks,
+  // layer 0: (1.1 + 1.5) / 2 = 1.3.
+  EXPECT_THAT(html, HasSubstr("<title>focal focal(t=0.4): 1.3000</title>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Logit agreement with the base</h2>"));
+  EXPECT_THAT(html, HasSubstr("0.012300 &plusmn; 0.001100"));
+  EXPECT_THAT(html, HasSubstr("95.00 &plusmn; 0.50%"));
+  EXPECT_THAT(html, Not(HasSubstr("not measured")));
+  EXPECT_THAT(html, Not(HasSubstr("nan")));
+}
+
 TEST(HtmlReportTest, Deterministic) {
   EXPECT_EQ(ComparisonHtml(MakeReport()), ComparisonHtml(MakeReport()));
 }
@@ -161,7 +102,7 @@ TEST(HtmlReportTest, MissingChartsBecomeNotes) {
 }
 
 TEST(HtmlReportTest, MatchesGolden) {
-  const std::string html = ComparisonHtml(MakeReport());
+  const std::string html = ComparisonHtml(MakeReportWithDiagnostics());
   const std::string path = testing::SourcePath(kGolden);
   const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
   if (update != nullptr && std::string(update) == "1") {
