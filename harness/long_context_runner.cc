@@ -282,6 +282,7 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
           return Annotate(samples.status(), absl::StrCat(task, " at ", len, " tokens"));
         }
         for (datasets::GenerationSample& s : *samples) {
+          if (s.index % o.shard_count != o.shard_index) continue;
           Job j;
           FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
           j.request.max_new_tokens = s.max_new_tokens;
@@ -337,6 +338,7 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
     }
   };
   std::map<Key, std::map<std::string, std::vector<double>>> scores;
+  std::map<Key, std::vector<reports::DocValues>> shard_docs;  // sharded runs only
   for (const Job& j : jobs) {
     const CachedGeneration& g = *cache.Find(RequestKey(j.request));
     const datasets::GenerationSample& s = j.sample;
@@ -353,6 +355,14 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
           tasks::RulerScore(metric, g.text, s.outputs);
     }
     for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
+    if (o.shard_count > 1) {
+      reports::DocValues dv;
+      dv.set_doc_index(s.index);
+      dv.set_context_length(s.length);
+      if (j.depth >= 0) dv.set_gold_depth(j.depth);
+      for (const auto& [k, v] : m) dv.add_values(100.0 * v);  // metric order: by name, as below
+      shard_docs[{s.task, s.length, j.depth}].push_back(std::move(dv));
+    }
     if (details != nullptr) {
       TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
       for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
@@ -410,6 +420,7 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
       if (key.depth >= 0) mv->set_gold_depth(key.depth);
       if (key.task != kHotpot) ruler_by_length[key.length].push_back(mv->value());
     }
+    for (reports::DocValues& dv : shard_docs[key]) *tr->add_docs() = std::move(dv);
     tr->set_num_docs(tr->num_docs() + static_cast<int64_t>(metrics.begin()->second.size()));
     tr->set_num_requests(tr->num_docs());
   }

@@ -34,6 +34,10 @@ struct LongContextOptions {
   // Attention diagnostics on the first N samples of each task and length
   // (RULER needle tasks also report the mass on the queried needles).
   int64_t attention_samples = 0;
+  // --shard I/N: every N-th sample (by index) of each task and length, with
+  // per-sample values kept so `merge` recomputes every metric.
+  int shard_index = 0;
+  int shard_count = 1;
 };
 
 // True for "ruler", "long_context", "ruler_<task>" and "hotpotqa_long".

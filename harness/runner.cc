@@ -223,10 +223,6 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     FOCAL_ASSIGN_OR_RETURN(task_list, registry.Resolve(short_names));
   }
   LongContextOptions lco;
-  if (!long_names.empty() && o.shard_count > 1) {
-    return absl::UnimplementedError(
-        "--shard is not supported for long-context tasks yet; run them unsharded");
-  }
   if (!long_names.empty()) {
     FOCAL_ASSIGN_OR_RETURN(lco.tasks, ResolveLongContextTasks(long_names));
     FOCAL_ASSIGN_OR_RETURN(lco.lengths, ParseLengths(o.lengths));
@@ -240,6 +236,8 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     lco.threads = o.threads;
     lco.progress = o.progress;
     lco.attention_samples = o.attention_samples;
+    lco.shard_index = o.shard_index;
+    lco.shard_count = o.shard_count;
   }
   for (const auto* m : {&o.data, &o.fewshot_data}) {
     for (const auto& [name, path] : *m) {

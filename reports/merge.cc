@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tasks/metrics.h"
+#include "tasks/ruler_metrics.h"
 
 namespace focal::reports {
 namespace {
@@ -86,11 +87,16 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
         requests += st.num_requests();
         truncated += st.truncated_requests();
       }
-      // Document order, as the unsharded run sums them.
-      std::sort(docs.begin(), docs.end(),
-                [](const DocValues& a, const DocValues& b) { return a.doc_index() < b.doc_index(); });
+      // Per (length, depth) group, in document order, as the unsharded run
+      // sums them. Short-context tasks have one group.
+      auto group = [](const DocValues& d) {
+        return std::make_pair(d.context_length(), d.has_gold_depth() ? d.gold_depth() : -1.0);
+      };
+      std::sort(docs.begin(), docs.end(), [&](const DocValues& a, const DocValues& b) {
+        return std::make_pair(group(a), a.doc_index()) < std::make_pair(group(b), b.doc_index());
+      });
       for (size_t d = 1; d < docs.size(); ++d) {
-        if (docs[d].doc_index() == docs[d - 1].doc_index()) {
+        if (group(docs[d]) == group(docs[d - 1]) && docs[d].doc_index() == docs[d - 1].doc_index()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "merge: document ", docs[d].doc_index(), " of ", t->task(), " is in two shards"));
         }
@@ -99,10 +105,22 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
       t->set_num_requests(requests);
       t->set_truncated_requests(truncated);
       t->clear_docs();
+      std::map<std::pair<int64_t, double>, int> seen;  // metrics so far per group
       for (int k = 0; k < t->metrics_size(); ++k) {
-        std::vector<double> xs;
-        for (const DocValues& d : docs) xs.push_back(d.values(k));
         MetricValue* mv = t->mutable_metrics(k);
+        const auto g = std::make_pair(mv->context_length(),
+                                      mv->has_gold_depth() ? mv->gold_depth() : -1.0);
+        const int pos = seen[g]++;
+        std::vector<double> xs;
+        for (const DocValues& d : docs) {
+          if (group(d) != g) continue;
+          if (pos >= d.values_size()) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "merge: document ", d.doc_index(), " of ", t->task(), " lacks a value for ",
+                mv->name()));
+          }
+          xs.push_back(d.values(pos));
+        }
         mv->set_n(static_cast<int64_t>(xs.size()));
         if (mv->name() == "perplexity") {
           mv->set_value(tasks::Perplexity(xs));
@@ -111,6 +129,32 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
           mv->set_value(tasks::Mean(xs));
           mv->set_stderr(tasks::MeanStderr(xs));
         }
+      }
+    }
+    // RULER's per-length averages and effective length, from the merged scores.
+    if (m->ruler_by_length_size() > 0) {
+      std::map<int64_t, std::vector<double>> by_len;
+      for (const TaskResult& t : m->tasks()) {
+        if (t.task().rfind("ruler_", 0) != 0) continue;
+        for (const MetricValue& mv : t.metrics()) {
+          if (mv.context_length() > 0) by_len[mv.context_length()].push_back(mv.value());
+        }
+      }
+      std::vector<int64_t> lens;
+      std::vector<double> avgs;
+      m->clear_ruler_by_length();
+      for (const auto& [len, xs] : by_len) {
+        LengthSummary* ls = m->add_ruler_by_length();
+        ls->set_context_length(len);
+        ls->set_average(tasks::Mean(xs));
+        ls->set_num_tasks(static_cast<int64_t>(xs.size()));
+        lens.push_back(len);
+        avgs.push_back(ls->average());
+      }
+      if (!lens.empty()) {
+        auto eff = tasks::EffectiveLength(lens, avgs);
+        if (!eff.ok()) return eff.status();
+        m->set_effective_length(*eff);
       }
     }
   }

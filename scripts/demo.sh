@@ -16,10 +16,11 @@ $FE generate --max-new-tokens 120
 $FE generate --max-new-tokens 120 --focal-temperature 0.4
 $FE score --text "Once upon a time, there was a little girl named Lily."
 $FE score --text "Once upon a time, there was a little girl named Lily." --focal-temperature 0.4
-# Base vs the t=0.4 retrofit on the bundled samples (reports in build/demo/compare).
-$FE compare --tasks all --out build/demo/compare
+# Base vs the t=0.4 retrofit on the bundled samples (reports in build/demo/compare),
+# with logit agreement and attention entropy on 16 documents per task.
+$FE compare --tasks all --attention-stats 16 --out build/demo/compare
 # A short long-context pass: the 13 RULER tasks and hotpotqa_long, 3 samples
 # each at 2048 tokens. stories260K has 512 positions, so RoPE is extrapolated
 # (recorded in the results); several tasks need more than 512 of its tokens.
 $FE compare --tasks long_context --lengths 2048 --allow-length-extrapolation --limit 3 \
-  --out build/demo/compare_long
+  --attention-stats 3 --out build/demo/compare_long

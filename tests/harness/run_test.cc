@@ -105,6 +105,45 @@ TEST(RunTest, ShardsAndBatchSizeDoNotChangeScores) {
   }
 }
 
+TEST(RunTest, MergeOfLongContextShardsEqualsTheUnshardedRun) {
+  const std::string dir = testing::MakeTempDir("merge_long");
+  const std::string common =
+      "run --tasks ruler_niah_single_1,ruler_niah_multikey_1 --lengths 1024,2048 "
+      "--allow-length-extrapolation --limit 3 --no-progress ";
+  ASSERT_EQ(RunCli(common + "--out " + dir + "/all.json").code, 0);
+  for (int i = 0; i < 2; ++i) {
+    Result r = RunCli(common + "--shard " + std::to_string(i) + "/2 --out " + dir + "/s" +
+                      std::to_string(i) + ".json");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  Result m = RunCli("merge " + dir + "/s1.json " + dir + "/s0.json --out " + dir + "/merged.json");
+  ASSERT_EQ(m.code, 0) << m.err;
+  reports::RunResults all = Load(dir + "/all.json"), merged = Load(dir + "/merged.json");
+  const auto& a = all.models(0);
+  const auto& b = merged.models(0);
+  ASSERT_EQ(b.tasks_size(), a.tasks_size());
+  for (int t = 0; t < a.tasks_size(); ++t) {
+    EXPECT_EQ(b.tasks(t).num_docs(), a.tasks(t).num_docs());
+    ASSERT_EQ(b.tasks(t).metrics_size(), a.tasks(t).metrics_size());
+    for (int k = 0; k < a.tasks(t).metrics_size(); ++k) {
+      const auto& x = a.tasks(t).metrics(k);
+      const auto& y = b.tasks(t).metrics(k);
+      EXPECT_EQ(y.context_length(), x.context_length());
+      EXPECT_EQ(y.n(), x.n()) << a.tasks(t).task() << " " << x.name();
+      EXPECT_EQ(y.value(), x.value()) << a.tasks(t).task() << " " << x.name();
+      EXPECT_EQ(y.stderr(), x.stderr()) << a.tasks(t).task() << " " << x.name();
+    }
+  }
+  ASSERT_EQ(b.ruler_by_length_size(), a.ruler_by_length_size());
+  for (int i = 0; i < a.ruler_by_length_size(); ++i) {
+    EXPECT_EQ(b.ruler_by_length(i).average(), a.ruler_by_length(i).average());
+  }
+  EXPECT_EQ(b.effective_length(), a.effective_length());
+  // Each shard really holds only its samples.
+  reports::RunResults s0 = Load(dir + "/s0.json");
+  EXPECT_EQ(s0.models(0).tasks(0).metrics(0).n(), 2);  // samples 0 and 2 of 3
+}
+
 TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
   const std::string dir = testing::MakeTempDir("merge");
   const std::string common = "run --tasks piqa,boolq,lambada_openai --limit 9 --no-progress ";
