@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -19,11 +20,13 @@
 #include "datasets/hotpotqa_long.h"
 #include "datasets/ruler.h"
 #include "harness/base/json.h"
+#include "harness/base/jsonl_log.h"
 #include "harness/base/sha256.h"
 #include "harness/base/status_macros.h"
 #include "harness/generator.h"
 #include "harness/runner.h"
 #include "model/safetensors_writer.h"
+#include "reports/ruler_summary.h"
 #include "tasks/metrics.h"
 #include "tasks/qa_metrics.h"
 #include "tasks/ruler_metrics.h"
@@ -38,42 +41,21 @@ struct CachedGeneration {
   std::string finish;
 };
 
-// Finished generations by request key, appended as JSON lines (fsync'd), so
-// an interrupted long-context run resumes; a torn last line is ignored.
+// Finished generations by request key, kept in a JSONL log so an
+// interrupted long-context run resumes.
 class GenerationCache {
  public:
   absl::Status Open(const std::string& path) {
-    path_ = path;
-    if (path.empty()) return absl::OkStatus();
-    if (std::FILE* in = std::fopen(path.c_str(), "rb")) {
-      std::string data;
-      char buf[1 << 16];
-      size_t n;
-      while ((n = std::fread(buf, 1, sizeof(buf), in)) > 0) data.append(buf, n);
-      std::fclose(in);
-      size_t pos = 0;
-      while (pos < data.size()) {
-        const size_t end = data.find('\n', pos);
-        if (end == std::string::npos) break;
-        auto v = ParseJson(absl::string_view(data).substr(pos, end - pos), path);
-        pos = end + 1;
-        if (!v.ok()) continue;
-        const JsonValue* k = v->Find("k");
-        const JsonValue* t = v->Find("text");
-        const JsonValue* f = v->Find("finish");
-        if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
-          map_[k->string_value()] = {t->string_value(), f->string_value()};
-        }
+    FOCAL_ASSIGN_OR_RETURN(JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
+      const JsonValue* k = v.Find("k");
+      const JsonValue* t = v.Find("text");
+      const JsonValue* f = v.Find("finish");
+      if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
+        map_[k->string_value()] = {t->string_value(), f->string_value()};
       }
-    }
-    file_ = std::fopen(path.c_str(), "ab");
-    if (file_ == nullptr) {
-      return absl::PermissionDeniedError(absl::StrCat("cannot open generation cache '", path, "'"));
-    }
+    }));
+    log_ = std::move(log);
     return absl::OkStatus();
-  }
-  ~GenerationCache() {
-    if (file_ != nullptr) std::fclose(file_);
   }
   const CachedGeneration* Find(const std::string& k) const {
     auto it = map_.find(k);
@@ -81,20 +63,13 @@ class GenerationCache {
   }
   absl::Status Add(const std::string& k, const CachedGeneration& g) {
     map_[k] = g;
-    if (file_ == nullptr) return absl::OkStatus();
-    // A leading newline isolates a torn line left by an earlier crash.
-    const std::string line = absl::StrCat("\n{\"k\":\"", k, "\",\"text\":", model::JsonQuote(g.text),
-                                          ",\"finish\":", model::JsonQuote(g.finish), "}\n");
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0 ||
-        ::fsync(fileno(file_)) != 0) {
-      return absl::DataLossError(absl::StrCat("cannot append to '", path_, "'"));
-    }
-    return absl::OkStatus();
+    if (!log_.has_value()) return absl::OkStatus();
+    return log_->Append(absl::StrCat("{\"k\":\"", k, "\",\"text\":", model::JsonQuote(g.text),
+                                     ",\"finish\":", model::JsonQuote(g.finish), "}\n"));
   }
 
  private:
-  std::string path_;
-  std::FILE* file_ = nullptr;
+  std::optional<JsonlLog> log_;
   absl::flat_hash_map<std::string, CachedGeneration> map_;
 };
 
@@ -399,7 +374,6 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
     FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
   }
   std::map<std::string, reports::TaskResult*> results;
-  std::map<int64_t, std::vector<double>> ruler_by_length;
   for (const auto& [key, metrics] : scores) {
     reports::TaskResult*& tr = results[key.task];
     if (tr == nullptr) {
@@ -418,28 +392,13 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
       mv->set_higher_is_better(true);
       mv->set_context_length(key.length);
       if (key.depth >= 0) mv->set_gold_depth(key.depth);
-      if (key.task != kHotpot) ruler_by_length[key.length].push_back(mv->value());
     }
     for (reports::DocValues& dv : shard_docs[key]) *tr->add_docs() = std::move(dv);
     tr->set_num_docs(tr->num_docs() + static_cast<int64_t>(metrics.begin()->second.size()));
     tr->set_num_requests(tr->num_docs());
   }
   // RULER's headline: the mean over tasks per length, and the effective length.
-  std::vector<int64_t> lens;
-  std::vector<double> avgs;
-  for (const auto& [len, xs] : ruler_by_length) {
-    reports::LengthSummary* ls = run.add_ruler_by_length();
-    ls->set_context_length(len);
-    ls->set_average(tasks::Mean(xs));
-    ls->set_num_tasks(static_cast<int64_t>(xs.size()));
-    lens.push_back(len);
-    avgs.push_back(ls->average());
-  }
-  if (!lens.empty()) {
-    FOCAL_ASSIGN_OR_RETURN(int64_t eff, tasks::EffectiveLength(lens, avgs));
-    run.set_effective_length(eff);
-  }
-  return absl::OkStatus();
+  return reports::SetRulerSummary(run);
 }
 
 }  // namespace focal::harness

@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
-#include <unistd.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -77,54 +75,18 @@ absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bo
 }
 
 absl::StatusOr<ResultCache> ResultCache::Open(const std::string& path) {
-  ResultCache c;
-  c.path_ = path;
-  if (path.empty()) return c;
-  if (std::FILE* in = std::fopen(path.c_str(), "rb")) {
-    std::string line;
-    int64_t lineno = 0;
-    char buf[4096];
-    std::string data;
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), in)) > 0) data.append(buf, n);
-    std::fclose(in);
-    // Cut a torn last line (a crash mid-write) so appends start clean.
-    if (!data.empty() && data.back() != '\n') {
-      const size_t keep = data.rfind('\n') == std::string::npos ? 0 : data.rfind('\n') + 1;
-      data.resize(keep);
-      std::error_code ec;
-      std::filesystem::resize_file(path, keep, ec);
-      if (ec) {
-        return absl::DataLossError(absl::StrCat("cannot repair result cache '", path, "': ",
-                                                ec.message()));
-      }
+  absl::flat_hash_map<std::string, tasks::LoglikelihoodResult> map;
+  FOCAL_ASSIGN_OR_RETURN(JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
+    const JsonValue* k = v.Find("k");
+    const JsonValue* ll = v.Find("ll");
+    const JsonValue* g = v.Find("g");
+    if (k && k->is_string() && ll && ll->is_number() && g && g->is_bool()) {
+      map[k->string_value()] = {ll->number(), g->bool_value()};
     }
-    size_t pos = 0;
-    while (pos < data.size()) {
-      size_t end = data.find('\n', pos);
-      if (end == std::string::npos) break;  // torn last line: recomputed
-      ++lineno;
-      auto v = ParseJson(absl::string_view(data).substr(pos, end - pos),
-                         absl::StrCat(path, ":", lineno));
-      pos = end + 1;
-      if (!v.ok() || !v->is_object()) continue;
-      const JsonValue* k = v->Find("k");
-      const JsonValue* ll = v->Find("ll");
-      const JsonValue* g = v->Find("g");
-      if (k && k->is_string() && ll && ll->is_number() && g && g->is_bool()) {
-        c.map_[k->string_value()] = {ll->number(), g->bool_value()};
-      }
-    }
-  }
-  c.file_ = std::fopen(path.c_str(), "ab");
-  if (c.file_ == nullptr) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot open result cache '", path, "'"));
-  }
+  }));
+  ResultCache c(std::move(log));
+  c.map_ = std::move(map);
   return c;
-}
-
-ResultCache::~ResultCache() {
-  if (file_ != nullptr) std::fclose(file_);
 }
 
 const tasks::LoglikelihoodResult* ResultCache::Find(const std::string& key) const {
@@ -141,12 +103,7 @@ absl::Status ResultCache::Add(
     absl::StrAppend(&text, "{\"k\":\"", k, "\",\"ll\":", absl::StrFormat("%.17g", r.ll),
                     ",\"g\":", r.is_greedy ? "true" : "false", "}\n");
   }
-  if (file_ == nullptr || text.empty()) return absl::OkStatus();
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0 ||
-      ::fsync(fileno(file_)) != 0) {
-    return absl::DataLossError(absl::StrCat("cannot append to result cache '", path_, "'"));
-  }
-  return absl::OkStatus();
+  return log_.Append(text);
 }
 
 absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(

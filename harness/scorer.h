@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "harness/base/jsonl_log.h"
 #include "model/llama_model.h"
 #include "tasks/task.h"
 
@@ -48,19 +48,14 @@ class ResultCache {
  public:
   // An empty path keeps the cache in memory only.
   static absl::StatusOr<ResultCache> Open(const std::string& path);
-  ResultCache(ResultCache&& o) noexcept
-      : path_(std::move(o.path_)), file_(std::exchange(o.file_, nullptr)), map_(std::move(o.map_)) {}
-  ResultCache& operator=(ResultCache&&) = delete;
-  ~ResultCache();
   const tasks::LoglikelihoodResult* Find(const std::string& key) const;
   // Appends and flushes to disk before returning.
   absl::Status Add(const std::vector<std::pair<std::string, tasks::LoglikelihoodResult>>& items);
   size_t size() const { return map_.size(); }
 
  private:
-  ResultCache() = default;
-  std::string path_;
-  std::FILE* file_ = nullptr;
+  explicit ResultCache(JsonlLog log) : log_(std::move(log)) {}
+  JsonlLog log_;
   absl::flat_hash_map<std::string, tasks::LoglikelihoodResult> map_;
 };
 

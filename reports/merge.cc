@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tasks/metrics.h"
-#include "tasks/ruler_metrics.h"
+#include "reports/ruler_summary.h"
 
 namespace focal::reports {
 namespace {
@@ -133,29 +133,7 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
     }
     // RULER's per-length averages and effective length, from the merged scores.
     if (m->ruler_by_length_size() > 0) {
-      std::map<int64_t, std::vector<double>> by_len;
-      for (const TaskResult& t : m->tasks()) {
-        if (t.task().rfind("ruler_", 0) != 0) continue;
-        for (const MetricValue& mv : t.metrics()) {
-          if (mv.context_length() > 0) by_len[mv.context_length()].push_back(mv.value());
-        }
-      }
-      std::vector<int64_t> lens;
-      std::vector<double> avgs;
-      m->clear_ruler_by_length();
-      for (const auto& [len, xs] : by_len) {
-        LengthSummary* ls = m->add_ruler_by_length();
-        ls->set_context_length(len);
-        ls->set_average(tasks::Mean(xs));
-        ls->set_num_tasks(static_cast<int64_t>(xs.size()));
-        lens.push_back(len);
-        avgs.push_back(ls->average());
-      }
-      if (!lens.empty()) {
-        auto eff = tasks::EffectiveLength(lens, avgs);
-        if (!eff.ok()) return eff.status();
-        m->set_effective_length(*eff);
-      }
+      if (absl::Status st = SetRulerSummary(*m); !st.ok()) return st;
     }
   }
   return out;
