@@ -7,7 +7,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
 #include "harness/base/file_util.h"
+#include "harness/base/sha256.h"
 #include "harness/base/status_macros.h"
 #include "harness/commands.h"
 #include "harness/diagnostics.h"
@@ -15,6 +17,7 @@
 #include "model/llama_model.h"
 #include "reports/comparison.h"
 #include "reports/html_report.h"
+#include "reports/results_writer.h"
 
 namespace focal::harness {
 namespace {
@@ -61,11 +64,33 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<ModelDetails>& 
     lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
     return model::LlamaModel::Load(o.models[i], *backend, lo);
   };
-  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> base, load(0));
+  std::unique_ptr<model::LlamaModel> base;
   for (size_t i = 1; i < o.models.size(); ++i) {
-    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> focal, load(i));
+    std::unique_ptr<model::LlamaModel> focal;
+    const reports::ModelRun& bm = rep.runs().models(0);
+    const reports::ModelRun& fm = rep.runs().models(static_cast<int>(i));
     for (const auto& [task, d] : details[0]) {
       if (d.requests.empty()) continue;
+      // Finished tasks are kept in the cache directory: a rerun resumes.
+      const std::string cache_path = absl::StrCat(
+          o.cache_dir, "/agreement-",
+          Sha256Hex(absl::StrCat(task, "|", d.requests_sha256, "|", bm.weights_sha256(), "|",
+                                 bm.variant(), "|", fm.weights_sha256(), "|", fm.variant()))
+              .substr(0, 16),
+          ".json");
+      if (auto cached = ReadFile(cache_path); cached.ok()) {
+        reports::LogitAgreement a;
+        if (google::protobuf::util::JsonStringToMessage(*cached, &a).ok()) {
+          *rep.add_agreement() = std::move(a);
+          continue;
+        }
+      }
+      if (base == nullptr) {
+        FOCAL_ASSIGN_OR_RETURN(base, load(0));
+      }
+      if (focal == nullptr) {
+        FOCAL_ASSIGN_OR_RETURN(focal, load(i));
+      }
       auto s = MeasureAgreement(base->transformer(), focal->transformer(), d.requests,
                                 o.batch_tokens);
       if (!s.ok()) return Annotate(s.status(), absl::StrCat("logit agreement on ", task));
@@ -81,6 +106,8 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<ModelDetails>& 
       a->set_max_kl(s->max_kl);
       a->set_same_argmax(s->same_argmax);
       a->set_same_argmax_stderr(s->same_argmax_stderr);
+      FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ToPrettyJson(*a));
+      FOCAL_RETURN_IF_ERROR(WriteFileAtomic(cache_path, json));
     }
   }
   return absl::OkStatus();

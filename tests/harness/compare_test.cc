@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -133,6 +134,28 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
   const std::string html = testing::ReadFileOrDie(dir + "/report.html");
   EXPECT_THAT(html, HasSubstr("Attention entropy per layer"));
   EXPECT_THAT(html, HasSubstr("Attention mass on the queried needles"));
+  // A rerun resumes: finished agreement tasks are read back from the cache
+  // (proved by editing the cached value), not recomputed.
+  std::string cached;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cache")) {
+    if (e.path().filename().string().rfind("agreement-", 0) == 0) {
+      ASSERT_TRUE(cached.empty()) << "one agreement file per task";
+      cached = e.path().string();
+    }
+  }
+  ASSERT_FALSE(cached.empty());
+  std::string text = testing::ReadFileOrDie(cached);
+  const std::string tokens = absl::StrCat("\"tokens\": \"", rep.agreement(0).tokens(), "\"");
+  ASSERT_THAT(text, HasSubstr(tokens));
+  text.replace(text.find(tokens), tokens.size(), "\"tokens\": \"424242\"");
+  testing::WriteStringToFile(cached, text);
+  ASSERT_EQ(RunCli("compare --tasks arc_easy,ruler_niah_multikey_1 --lengths 1024 "
+                   "--allow-length-extrapolation --limit 3 --attention-stats 2 --bootstrap 100 "
+                   "--no-progress --out " + dir,
+                   &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(LoadReport(dir + "/report.json").agreement(0).tokens(), 424242);
   // Off switch: no agreement section.
   const std::string dir2 = testing::MakeTempDir("noagree");
   ASSERT_EQ(RunCli("compare --tasks arc_easy --limit 3 --no-logit-agreement --bootstrap 100 "
