@@ -1,45 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 // Explicit backend list (no self-registration: static libraries drop it).
+#include <cstdlib>
 #include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "harness/base/status_macros.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cuda/cuda_plan.h"
 #if FOCAL_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_probe.h"
 #endif
 
 namespace focal::kernels {
 
-absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
-                                                       int num_threads) {
+absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device, int num_threads) {
   if (device == "cpu") return std::unique_ptr<Backend>(new CpuBackend(num_threads));
-  bool want_cuda = device == "cuda" || absl::StartsWith(device, "cuda:");
-  if (device == "auto" || want_cuda) {
+  const char* env_precision = std::getenv("FOCAL_CUDA_PRECISION");
+  if (device == "auto") {
 #if FOCAL_HAVE_CUDA
     int count = 0;
-    const char* err = CudaDeviceCount(&count);
-    if (count > 0 && want_cuda) {
-      return absl::UnimplementedError(
-          "the CUDA backend is not implemented yet (tracked in the CUDA backend issue); "
-          "use --device cpu");
-    }
-    if (want_cuda) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--device ", device, ": no usable CUDA device (", err ? err : "0 devices", ")"));
-    }
-#else
-    if (want_cuda) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--device ", device,
-          ": this focal-eval was built without CUDA (configure with -DFOCAL_CUDA=ON)"));
+    CudaDeviceCount(&count);
+    if (count > 0) {
+      FOCAL_ASSIGN_OR_RETURN(const CudaDeviceSpec spec, ParseCudaDevice("cuda", env_precision));
+      absl::StatusOr<std::unique_ptr<Backend>> cuda = CreateCudaBackend(spec);
+      // A present but unusable device (too old, no cuBLASLt) leaves the CPU.
+      if (cuda.ok()) return cuda;
+      if (!absl::IsFailedPrecondition(cuda.status())) {
+        return Annotate(cuda.status(), "--device auto");
+      }
     }
 #endif
     return std::unique_ptr<Backend>(new CpuBackend(num_threads));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown --device '", device, "' (expected auto, cpu, cuda or cuda:N)"));
+  if (device == "cuda" || absl::StartsWith(device, "cuda:")) {
+    FOCAL_ASSIGN_OR_RETURN(const CudaDeviceSpec spec, ParseCudaDevice(device, env_precision));
+#if FOCAL_HAVE_CUDA
+    int count = 0;
+    const char* err = CudaDeviceCount(&count);
+    if (count == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--device ", device, ": no usable CUDA device (", err ? err : "0 devices", ")"));
+    }
+    absl::StatusOr<std::unique_ptr<Backend>> cuda = CreateCudaBackend(spec);
+    if (!cuda.ok()) return Annotate(cuda.status(), absl::StrCat("--device ", device));
+    return cuda;
+#else
+    (void)spec;
+    return absl::FailedPreconditionError(
+        absl::StrCat("--device ", device,
+                     ": this focal-eval was built without CUDA (configure with -DFOCAL_CUDA=ON)"));
+#endif
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown --device '", device, "' (expected auto, cpu, cuda, cuda:N or cuda:N:fp32|bf16)"));
 }
 
 }  // namespace focal::kernels

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// Log-softmax + gather + argmax over the scored rows of the LM head only:
+// one CTA per row, two passes over the row (max/argmax, then the sum of
+// exponentials in double), block reductions in a fixed order. The full
+// logits never leave the device.
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/launchers.h"
+
+namespace focal::kernels {
+namespace {
+
+using cuda_internal::BlockSum;
+using cuda_internal::kThreads;
+
+// (value, index) with the larger value winning and, on equal values, the
+// smaller index: the first index of the maximum, as the CPU backend.
+struct ArgMax {
+  float v;
+  int32_t i;
+};
+
+__device__ __forceinline__ ArgMax Better(ArgMax a, ArgMax b) {
+  if (b.v > a.v || (b.v == a.v && b.i < a.i)) return b;
+  return a;
+}
+
+// ---------------------------------------------------------------------------
+// CUDA kernels
+
+__global__ void LogSoftmaxGatherKernel(const float* logits, int64_t vocab, const int32_t* targets,
+                                       double* logprob, int32_t* argmax) {
+  __shared__ double scratch[32];
+  __shared__ float best_v[32];
+  __shared__ int32_t best_i[32];
+  const int64_t r = blockIdx.x;
+  const float* row = logits + r * vocab;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+
+  // Pass 1: the first index of the maximum. Each thread scans its strided
+  // indices in increasing order with a strict '>' (its own first maximum).
+  // A NaN never compares greater, as in the CPU loop.
+  ArgMax m{-INFINITY, 0};
+  bool any = false;
+  for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) {
+    const float v = row[j];
+    if (!any || v > m.v) {
+      m = {v, static_cast<int32_t>(j)};
+      any = true;
+    }
+  }
+  if (!any) m = {-INFINITY, INT32_MAX};
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    ArgMax other{__shfl_xor_sync(0xffffffffu, m.v, o), __shfl_xor_sync(0xffffffffu, m.i, o)};
+    m = Better(m, other);
+  }
+  if (lane == 0) {
+    best_v[warp] = m.v;
+    best_i[warp] = m.i;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < warps ? ArgMax{best_v[lane], best_i[lane]} : ArgMax{-INFINITY, INT32_MAX};
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      ArgMax other{__shfl_xor_sync(0xffffffffu, m.v, o), __shfl_xor_sync(0xffffffffu, m.i, o)};
+      m = Better(m, other);
+    }
+    if (lane == 0) {
+      best_v[0] = m.v;
+      best_i[0] = m.i;
+    }
+  }
+  __syncthreads();
+  const int32_t best = best_i[0];
+  const double mx = row[best];
+
+  // Pass 2: log of the normaliser, in double.
+  double sum = 0;
+  for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) {
+    sum += exp(static_cast<double>(row[j]) - mx);
+  }
+  sum = BlockSum(sum, scratch);
+  if (threadIdx.x == 0) {
+    argmax[r] = best;
+    logprob[r] = static_cast<double>(row[targets[r]]) - mx - log(sum);
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Kernel launcher
+
+cudaError_t LaunchLogSoftmaxGather(const float* logits, int64_t rows, int64_t vocab,
+                                   const int32_t* targets, double* logprob, int32_t* argmax,
+                                   cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  LogSoftmaxGatherKernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+      logits, vocab, targets, logprob, argmax);
+  return cudaGetLastError();
+}
+
+}  // namespace focal::kernels
