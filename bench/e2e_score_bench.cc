@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// End-to-end scoring throughput of the shared forward pass on a backend:
+// a Llama-3.2-1B-shaped model with random BF16 weights (16 layers, d=2048,
+// 32/8 heads of 64, FFN 8192, 128256-token tied vocabulary), packed batches
+// of 2048-token sequences, log-probabilities at every row (perplexity-style)
+// or at the last 32 rows of each sequence (multiple-choice style).
+// Reports tokens/s and MFU against a dense BF16 peak (--peak-tflops, default
+// 989 for H100/H200 SXM). Median over --repeats forward calls after one
+// warm-up; every call starts from empty caches.
+//
+// Usage: e2e_score_bench [--device cuda] [--repeats N] [--seqs 8] [--seq-len 2048]
+//                        [--peak-tflops 989]
+// The last lines are "RESULT name value" records for tests/device/run.sh.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/dtype.h"
+#include "model/config.h"
+#include "model/transformer.h"
+#include "model/weights.h"
+
+namespace {
+
+using focal::kernels::Backend;
+using focal::kernels::Buffer;
+using focal::kernels::DType;
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+focal::model::ModelConfig Llama32_1B() {
+  focal::model::ModelConfig c;
+  c.architecture = "LlamaForCausalLM";
+  c.hidden_size = 2048;
+  c.intermediate_size = 8192;
+  c.num_layers = 16;
+  c.num_heads = 32;
+  c.num_kv_heads = 8;
+  c.head_dim = 64;
+  c.vocab_size = 128256;
+  c.max_position_embeddings = 131072;
+  c.rms_norm_eps = 1e-5;
+  c.rope_theta = 500000.0;
+  c.rope_scaling.type = focal::model::RopeScaling::Type::kLlama3;
+  c.rope_scaling.factor = 32.0;
+  c.rope_scaling.low_freq_factor = 1.0;
+  c.rope_scaling.high_freq_factor = 4.0;
+  c.rope_scaling.original_max_position_embeddings = 8192;
+  c.tie_word_embeddings = true;
+  c.torch_dtype = "bfloat16";
+  return c;
+}
+
+// Random BF16 weights: matrices ~ U(-0.03, 0.03) (cycled from a 1M-value
+// pool: the values do not matter for timing), norms 1.
+class WeightMaker {
+ public:
+  explicit WeightMaker(Backend& be) : be_(be), pool_(1 << 20) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-0.03f, 0.03f);
+    for (auto& x : pool_) x = focal::kernels::F32ToBf16(u(rng));
+  }
+  Buffer Matrix(int64_t rows, int64_t cols) {
+    std::vector<uint16_t> h(static_cast<size_t>(rows * cols));
+    for (size_t i = 0; i < h.size(); ++i) h[i] = pool_[(i + offset_) % pool_.size()];
+    offset_ += 7919;
+    return Upload(h, rows, cols);
+  }
+  Buffer Ones(int64_t cols) {
+    return Upload(std::vector<uint16_t>(cols, focal::kernels::F32ToBf16(1.0f)), 1, cols);
+  }
+
+ private:
+  Buffer Upload(const std::vector<uint16_t>& h, int64_t rows, int64_t cols) {
+    absl::StatusOr<Buffer> b = be_.UploadWeight(h.data(), DType::kBF16, rows, cols);
+    if (!b.ok()) {
+      std::fprintf(stderr, "%s\n", b.status().ToString().c_str());
+      std::exit(1);
+    }
+    return std::move(*b);
+  }
+  Backend& be_;
+  std::vector<uint16_t> pool_;
+  size_t offset_ = 0;
+};
+
+focal::model::LlamaWeights RandomWeights(const focal::model::ModelConfig& c, Backend& be) {
+  WeightMaker mk(be);
+  focal::model::LlamaWeights w;
+  const int64_t C = c.hidden_size, F = c.intermediate_size;
+  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  w.embed = mk.Matrix(c.vocab_size, C);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    focal::model::LayerWeights lw;
+    lw.input_norm = mk.Ones(C);
+    lw.wq = mk.Matrix(qd, C);
+    lw.wk = mk.Matrix(kvd, C);
+    lw.wv = mk.Matrix(kvd, C);
+    lw.wo = mk.Matrix(C, qd);
+    lw.post_norm = mk.Ones(C);
+    lw.w_gate = mk.Matrix(F, C);
+    lw.w_up = mk.Matrix(F, C);
+    lw.w_down = mk.Matrix(C, F);
+    w.layers.push_back(std::move(lw));
+  }
+  w.final_norm = mk.Ones(C);
+  w.dtype = "BF16";
+  w.num_parameters =
+      c.vocab_size * C + C + c.num_layers * (2 * C + 2 * qd * C + 2 * kvd * C + 3 * F * C);
+  return w;
+}
+
+// Forward FLOPs: linear layers, causal attention over each sequence, and the
+// LM head at the scored rows.
+double ForwardFlops(const focal::model::ModelConfig& c, int64_t seqs, int64_t len,
+                    int64_t scored_per_seq) {
+  const double C = c.hidden_size, F = c.intermediate_size, L = c.num_layers;
+  const double qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  const double T = static_cast<double>(seqs * len);
+  const double linear = 2.0 * T * L * (2 * qd * C + 2 * kvd * C + 3 * F * C);
+  const double attn = 4.0 * L * c.num_heads * c.head_dim * seqs * (len * (len + 1) / 2.0);
+  const double head = 2.0 * C * c.vocab_size * seqs * scored_per_seq;
+  return linear + attn + head;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string device = "cuda";
+  int repeats = 5;
+  int64_t num_seqs = 8, seq_len = 2048;
+  double peak = 989.0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--device")) device = argv[i + 1];
+    if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seqs")) num_seqs = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seq-len")) seq_len = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--peak-tflops")) peak = std::atof(argv[i + 1]);
+  }
+  auto be = focal::kernels::CreateBackend(device, 0);
+  if (!be.ok()) {
+    std::fprintf(stderr, "%s\n", be.status().ToString().c_str());
+    return 1;
+  }
+  const focal::model::ModelConfig config = Llama32_1B();
+  const auto t_load = Clock::now();
+  const focal::model::LlamaWeights weights = RandomWeights(config, **be);
+  std::printf(
+      "e2e scoring benchmark on %s: Llama-3.2-1B shape, random BF16 weights (%.2fB "
+      "parameters, %.1f s to upload)\n%lld sequences x %lld tokens packed per forward, "
+      "median of %d runs, MFU against %.0f TFLOP/s\n\n",
+      (*be)->name().c_str(), weights.num_parameters / 1e9,
+      std::chrono::duration<double>(Clock::now() - t_load).count(),
+      static_cast<long long>(num_seqs), static_cast<long long>(seq_len), repeats, peak);
+  focal::model::Transformer tf(config, weights, **be);
+
+  std::mt19937 rng(3);
+  std::vector<std::vector<int32_t>> tokens(num_seqs);
+  for (auto& s : tokens) {
+    s.resize(seq_len);
+    for (auto& t : s) t = 3 + static_cast<int32_t>(rng() % (config.vocab_size - 3));
+  }
+  std::printf("| scored rows | tokens | median s | tokens/s | TFLOP/s | MFU |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|\n");
+  std::vector<std::pair<std::string, double>> results;
+  for (int64_t scored : {seq_len, int64_t{32}}) {
+    std::vector<std::vector<int64_t>> rows(num_seqs);
+    std::vector<std::vector<int32_t>> targets(num_seqs);
+    for (int64_t s = 0; s < num_seqs; ++s) {
+      for (int64_t r = seq_len - scored; r < seq_len; ++r) {
+        rows[s].push_back(r);
+        targets[s].push_back(r + 1 < seq_len ? tokens[s][r + 1] : 5);
+      }
+    }
+    std::vector<double> secs;
+    double check = 0;
+    for (int rep = 0; rep < repeats + 1; ++rep) {
+      std::vector<focal::model::KvCache> caches;
+      for (int64_t s = 0; s < num_seqs; ++s) caches.push_back(*tf.NewCache(seq_len));
+      std::vector<focal::model::SeqInput> batch;
+      for (int64_t s = 0; s < num_seqs; ++s) {
+        batch.push_back({&caches[s], tokens[s], rows[s], targets[s]});
+      }
+      std::vector<std::vector<focal::model::TokenScore>> out;
+      const auto t0 = Clock::now();
+      const absl::Status st = tf.Forward(batch, out);
+      const auto t1 = Clock::now();
+      if (!st.ok()) {
+        std::fprintf(stderr, "forward failed: %s\n", st.ToString().c_str());
+        return 1;
+      }
+      if (rep > 0) secs.push_back(std::chrono::duration<double>(t1 - t0).count());
+      check = out[0][0].logprob;
+    }
+    if (!std::isfinite(check)) {
+      std::fprintf(stderr, "non-finite log-probability %f\n", check);
+      return 1;
+    }
+    const double s = Median(secs);
+    const int64_t T = num_seqs * seq_len;
+    const double tflops = ForwardFlops(config, num_seqs, seq_len, scored) / s / 1e12;
+    std::printf("| %s | %lld | %.4f | %.0f | %.1f | %.1f%% |\n",
+                scored == seq_len ? "all" : "last 32 per sequence", static_cast<long long>(T), s,
+                T / s, tflops, 100.0 * tflops / peak);
+    const std::string tag = scored == seq_len ? "all_rows" : "last32";
+    results.push_back({"e2e_tokens_per_s_" + tag, T / s});
+    results.push_back({"e2e_mfu_percent_" + tag, 100.0 * tflops / peak});
+  }
+  std::printf("\n");
+  for (const auto& [name, v] : results) std::printf("RESULT %s %.2f\n", name.c_str(), v);
+  return 0;
+}
