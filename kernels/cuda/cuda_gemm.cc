@@ -216,7 +216,9 @@ absl::Status CudaGemm::TiledMatMul(GemmOperands type, const void* x, int64_t til
       api_,
       api_->Matmul(handle_, desc.op(), &alpha, w, desc.a(), x, desc.b(), &beta, out, desc.d(), out,
                    desc.d(), &pinned.algo, pinned.workspace > 0 ? workspace_ : nullptr,
-                   pinned.workspace, stream_),
+                   // All of it: a call with more tiles than the two checked
+                   // shapes may ask for more than they did.
+                   pinned.workspace > 0 ? kGemmWorkspaceBytes : 0, stream_),
       "Matmul");
   return absl::OkStatus();
 }

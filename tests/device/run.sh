@@ -14,6 +14,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
+# Every step's timeout is cut to what is left of DEADLINE seconds (default
+# 540: the device tool stops a command at 600), so the table always prints.
+START=$(date +%s)
+DEADLINE=${DEADLINE:-540}
+budget() {  # budget WANT: min(WANT, seconds left - 30 for the table), at least 1
+  local left=$(( DEADLINE - ($(date +%s) - START) - 30 ))
+  (( left < 1 )) && left=1
+  echo $(( $1 < left ? $1 : left ))
+}
 TARBALL=${1:-build-cuda/focal-cuda-bundle.tar.xz}
 FINAL=${OUT:-$ROOT/build-cuda/device-out}
 mkdir -p "$FINAL"
@@ -43,7 +52,13 @@ find_cublaslt() {
   [[ -n "$d" ]] && { dirname "$d"; return 0; }
   d=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
-for root in site.getsitepackages():
+roots = list(site.getsitepackages()) + [site.getusersitepackages()]
+try:
+    import torch  # its nvidia wheels sit beside it, whatever the interpreter's layout
+    roots.append(os.path.dirname(os.path.dirname(torch.__file__)))
+except Exception:
+    pass
+for root in roots:
     for p in glob.glob(os.path.join(root, "nvidia", "**", "libcublasLt.so.13"), recursive=True):
         print(os.path.dirname(p)); raise SystemExit
 PY
@@ -52,12 +67,13 @@ PY
   return 1
 }
 CUBLAS_DIR=$(find_cublaslt) || { echo "no libcublasLt.so.13 on this machine" >&2; exit 1; }
-export LD_LIBRARY_PATH="$B/lib:$CUBLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH="$B/lib:$CUBLAS_DIR${ORIG_LD_LIBRARY_PATH:+:$ORIG_LD_LIBRARY_PATH}"
 if ! "$B/bin/cuda_plan_test" --gtest_list_tests >/dev/null 2>"$OUT/probe.err"; then
   cat "$OUT/probe.err"
   if grep -q "GLIBCXX\|CXXABI\|GCC_" "$OUT/probe.err"; then
     echo "the machine's libstdc++ is older than the build's: using the bundled one"
-    export LD_LIBRARY_PATH="$B/lib:$B/lib-fallback:$CUBLAS_DIR"
+    export LD_LIBRARY_PATH="$B/lib:$B/lib-fallback:$CUBLAS_DIR${ORIG_LD_LIBRARY_PATH:+:$ORIG_LD_LIBRARY_PATH}"
   fi
 fi
 if ldd "$B"/bin/* | grep "not found"; then
@@ -74,7 +90,7 @@ TESTS_OK=1
 declare -a TEST_ROWS
 for t in cuda_probe_test cuda_plan_test cuda_backend_test cuda_model_test; do
   start=$(date +%s)
-  timeout "${TEST_TIMEOUT:-150}" "$B/bin/$t" --gtest_brief=1 --gtest_color=no >"$OUT/$t.log" 2>&1
+  timeout "$(budget "${TEST_TIMEOUT:-150}")" "$B/bin/$t" --gtest_brief=1 --gtest_color=no >"$OUT/$t.log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$OUT/$t.log" | tail -n1)
@@ -98,13 +114,13 @@ done
 # 2. focal-eval smoke: the bundled model scored on the CPU and on CUDA.
 TEXT="Once upon a time, there was a little girl named Lily. She loved to play outside."
 FE="$B/bin/focal-eval"
-timeout 60 "$FE" inspect --device cuda >"$OUT/inspect.txt" 2>&1
+timeout "$(budget 60)" "$FE" inspect --device cuda >"$OUT/inspect.txt" 2>&1
 for dev in cpu cuda:0:fp32 cuda:0:bf16; do
   tag=${dev//:/_}
-  timeout 60 "$FE" score --device "$dev" --text "$TEXT" >"$OUT/score_$tag.jsonl" 2>"$OUT/score_$tag.err"
-  timeout 60 "$FE" generate --device "$dev" --max-new-tokens 60 >"$OUT/generate_$tag.txt" 2>&1
+  timeout "$(budget 60)" "$FE" score --device "$dev" --text "$TEXT" >"$OUT/score_$tag.jsonl" 2>"$OUT/score_$tag.err"
+  timeout "$(budget 60)" "$FE" generate --device "$dev" --max-new-tokens 60 >"$OUT/generate_$tag.txt" 2>&1
 done
-SMOKE=$(python3 - "$OUT" <<'PY'
+SMOKE=$(LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 def load(dev):
@@ -134,17 +150,19 @@ PY
 # 3. Benchmarks and their references.
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
   checkpoint
-  timeout 150 "$B/bin/attention_bench" --repeats 10 2>&1 | tee "$OUT/attention_bench.log"
+  timeout "$(budget 150)" "$B/bin/attention_bench" --repeats 10 2>&1 | tee "$OUT/attention_bench.log"
   checkpoint
   if [[ "${SKIP_REF:-0}" != 1 ]]; then
-    PYTHONUNBUFFERED=1 timeout 150 python3 bench/attention_sdpa_reference.py --repeats 10 2>&1 \
+    LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" PYTHONUNBUFFERED=1 timeout "$(budget 150)" \
+      python3 bench/attention_sdpa_reference.py --repeats 10 2>&1 \
       | tee "$OUT/attention_sdpa.log"
     checkpoint
   fi
-  timeout 200 "$B/bin/e2e_score_bench" --repeats 5 2>&1 | tee "$OUT/e2e_score_bench.log"
+  timeout "$(budget 200)" "$B/bin/e2e_score_bench" --repeats 5 2>&1 | tee "$OUT/e2e_score_bench.log"
   checkpoint
   if [[ "${SKIP_REF:-0}" != 1 ]]; then
-    PYTHONUNBUFFERED=1 timeout 200 python3 bench/e2e_hf_reference.py --repeats 5 2>&1 \
+    LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" PYTHONUNBUFFERED=1 timeout "$(budget 200)" \
+      python3 bench/e2e_hf_reference.py --repeats 5 2>&1 \
       | tee "$OUT/e2e_hf.log"
   fi
 fi
@@ -161,7 +179,7 @@ say ""
 say "focal-eval inspect: $(grep -m1 -iE 'backend|error' "$OUT/inspect.txt" || echo 'no output')"
 say "smoke: $SMOKE"
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
-  python3 - "$OUT" <<'PY' | tee -a "$SUMMARY"
+  LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" python3 - "$OUT" <<'PY' | tee -a "$SUMMARY"
 import os, re, sys
 out = sys.argv[1]
 res = {}

@@ -259,6 +259,27 @@ TEST_P(CudaBackendTest, MatMulRowsIndependentOfTheBatch) {
   }
 }
 
+// Many tiles in one call (more than the 16 the algorithm was pinned for, as
+// in a 4K-token prefill): a persistent or stream-K kernel that split K by the
+// grid would show up as rows that differ from the same rows computed alone.
+TEST_P(CudaBackendTest, MatMulRowsIndependentOfTheBatchAcrossManyTiles) {
+  const int64_t K = 256, N = 384, T = 17 * 256 + 40;
+  const std::vector<float> w = RandomVec(N * K, 0.05f), x = RandomVec(T * K);
+  Buffer wg = Weight(*gpu_, w, N, K), xg = Put(*gpu_, x, T, K);
+  Buffer full = *gpu_->Allocate(DType::kF32, T, N);
+  gpu_->MatMul(xg.tensor(), wg.tensor(), full.tensor());
+  const std::vector<float> want = Get(*gpu_, full.tensor());
+  for (const int64_t start : {int64_t{0}, int64_t{256 * 9 + 17}, T - 300}) {
+    const int64_t len = 300;
+    Buffer os = *gpu_->Allocate(DType::kF32, len, N);
+    gpu_->MatMul(xg.tensor().Rows(start, len), wg.tensor(), os.tensor());
+    const std::vector<float> got = Get(*gpu_, os.tensor());
+    ASSERT_EQ(std::memcmp(got.data(), want.data() + start * N, got.size() * sizeof(float)), 0)
+        << "rows [" << start << ", " << start + len << ") alone differ from the "
+        << T << "-row call";
+  }
+}
+
 // Consecutive products of one input (q/k/v, gate/up) share its BF16 cast;
 // any write to the input in between must be seen.
 TEST_P(CudaBackendTest, MatMulSeesInputChangesBetweenCalls) {
