@@ -34,34 +34,28 @@ bool CutAtStop(std::string& text, const std::vector<std::string>& stop) {
 
 }  // namespace
 
-int64_t AvailableMemoryBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  int64_t kb;
-  std::string unit;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return -1;
-}
-
 int64_t EstimateGenerationBytes(const model::ModelConfig& c, int64_t max_tokens,
-                                int64_t prefill_chunk, int64_t max_batch, int threads) {
+                                int64_t prefill_chunk, int64_t max_batch,
+                                const kernels::Backend& backend) {
   const int64_t kv = 2 * c.num_layers * c.num_kv_heads * c.head_dim * 4;  // K and V, fp32
   // KvCache grows geometrically: allow for one doubling past the need.
   const int64_t cache = kv * max_tokens * 2 * max_batch;
-  const int64_t chunk = std::min(prefill_chunk, max_tokens);
-  const int64_t acts = chunk * 4 *
+  // One forward call: a prefill chunk, or one decoding step of the batch.
+  const int64_t rows = std::max(std::min(prefill_chunk, max_tokens), max_batch);
+  const int64_t acts = rows * 4 *
                        (2 * c.hidden_size + 2 * c.num_heads * c.head_dim +
                         2 * c.num_kv_heads * c.head_dim + c.hidden_size +
                         2 * c.intermediate_size);
-  // Attention scores: one (kAttnRows x keys) block per thread, which grows
-  // with the keys chunk by chunk, so while it is reallocated the old block is
-  // still live: count two.
-  const int64_t scores =
-      2 * int64_t{std::max(threads, 1)} * kernels::CpuBackend::kAttnRows * max_tokens * 4;
-  const int64_t head = std::min<int64_t>(256, max_batch) * c.vocab_size * 4;
-  return cache + acts + scores + head;
+  const int64_t head_rows = std::min<int64_t>(256, max_batch);
+  const int64_t head = head_rows * (c.vocab_size + 2 * c.hidden_size) * 4;
+  kernels::ForwardShape shape;
+  shape.tokens = rows;
+  shape.keys = max_tokens;
+  shape.max_inputs = std::max({c.hidden_size, c.intermediate_size, c.num_heads * c.head_dim});
+  shape.max_outputs = std::max({c.vocab_size, c.intermediate_size, c.hidden_size,
+                                c.num_heads * c.head_dim});
+  shape.buffers = 12 + 2 * c.num_layers * max_batch;
+  return cache + acts + head + backend.ScratchBytes(shape);
 }
 
 absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(

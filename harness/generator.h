@@ -43,15 +43,15 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
     model::Transformer& tf, const model::Tokenizer& tok,
     absl::Span<const GenerationRequest> requests, const GenerationOptions& options);
 
-// Bytes a run needs at once on the CPU backend: the KV caches of max_batch
-// sequences of `max_tokens` (prompt + answer) plus one prefill chunk's
-// activations and attention scratch. Computed before a run starts, so one
-// that cannot fit is refused up front.
+// Bytes a run needs at once beside the weights, on `backend`'s memory: the
+// KV caches of max_batch sequences of `max_tokens` (prompt + answer), one
+// prefill chunk's activations, the LM-head scratch and the backend's own
+// workspaces (Backend::ScratchBytes). Computed before a run starts and
+// compared with Backend::AvailableMemoryBytes, so a run that cannot fit is
+// refused up front.
 int64_t EstimateGenerationBytes(const model::ModelConfig& config, int64_t max_tokens,
-                                int64_t prefill_chunk, int64_t max_batch, int threads);
-
-// MemAvailable from /proc/meminfo in bytes, or -1 if unknown.
-int64_t AvailableMemoryBytes();
+                                int64_t prefill_chunk, int64_t max_batch,
+                                const kernels::Backend& backend);
 
 }  // namespace focal::harness
 

@@ -214,18 +214,19 @@ absl::Status RunLongContext(model::LlamaModel& model, const LongContextOptions& 
         cfg.max_position_embeddings, "); use shorter lengths or --allow-length-extrapolation"));
   }
   // Memory is computed before anything runs, and a run that cannot fit stops.
-  const int64_t need = EstimateGenerationBytes(cfg, max_len, o.prefill_chunk, o.max_batch,
-                                               o.threads > 0 ? o.threads : 2);
-  const int64_t avail = AvailableMemoryBytes();
+  kernels::Backend& backend = model.transformer().backend();
+  const int64_t need =
+      EstimateGenerationBytes(cfg, max_len, o.prefill_chunk, o.max_batch, backend);
+  const int64_t avail = backend.AvailableMemoryBytes();
   std::cerr << absl::StrFormat(
       "long-context: lengths up to %d tokens need ~%.1f MiB (KV cache + one %d-token prefill "
-      "chunk) beside the weights; %.1f MiB available\n",
-      max_len, need / 1048576.0, o.prefill_chunk, avail / 1048576.0);
+      "chunk + workspaces) beside the weights; %.1f MiB available on %s\n",
+      max_len, need / 1048576.0, o.prefill_chunk, avail / 1048576.0, backend.name());
   if (avail > 0 && need > avail) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "the run needs ~%.0f MiB but %.0f MiB are available: lower --lengths, --prefill-chunk "
-        "or --gen-batch",
-        need / 1048576.0, avail / 1048576.0));
+        "the run needs ~%.0f MiB but %.0f MiB are available on %s: lower --lengths, "
+        "--prefill-chunk or --gen-batch",
+        need / 1048576.0, avail / 1048576.0, backend.name()));
   }
   run.set_length_extrapolated(max_len > cfg.max_position_embeddings);
   run.set_memory_estimate_bytes(need);

@@ -59,6 +59,15 @@ struct AttentionProbe {
   absl::Span<const std::pair<int64_t, int64_t>> key_ranges;
 };
 
+// The largest forward call a run will make, for memory estimates.
+struct ForwardShape {
+  int64_t tokens = 0;        // rows of one packed forward call
+  int64_t keys = 0;          // cache rows one query row may attend to
+  int64_t max_inputs = 0;    // widest linear-layer input (K)
+  int64_t max_outputs = 0;   // widest linear-layer output (N; the LM head's vocabulary)
+  int64_t buffers = 0;       // tensors live at once (activations, KV caches)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -110,6 +119,15 @@ class Backend {
   // diagnostic over a few rows, not a hot path.
   virtual void AttentionStats(const AttentionArgs& args, absl::Span<const AttentionProbe> probes,
                               absl::Span<float> entropy, absl::Span<float> mass);
+
+  // Bytes this backend can still allocate: free device memory (plus what its
+  // allocator keeps for reuse) on a GPU, the host's MemAvailable on the CPU;
+  // -1 when unknown.
+  virtual int64_t AvailableMemoryBytes();
+  // Memory the backend's ops use beyond the tensors the caller allocates, at
+  // most, for forward calls up to `shape`: workspaces, per-thread scratch,
+  // allocation rounding. Part of the up-front long-context estimate.
+  virtual int64_t ScratchBytes(const ForwardShape& shape) const = 0;
 
   // Waits for queued work; returns the first device error since the last Sync().
   virtual absl::Status Sync() = 0;

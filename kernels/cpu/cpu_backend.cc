@@ -52,6 +52,17 @@ CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {
   openblas_set_num_threads(1);
 }
 
+int64_t CpuBackend::ScratchBytes(const ForwardShape& s) const {
+  const int64_t threads = pool_.num_threads();
+  // Attention: one (kAttnRows x keys) score block per thread; it grows with
+  // the keys chunk by chunk, and while it is reallocated the old block is
+  // still live: count two.
+  const int64_t scores = 2 * threads * kAttnRows * s.keys * 4;
+  // MatMul: the padded last row tile, in and out, per thread.
+  const int64_t pad = threads * kMatMulRows * (s.max_inputs + kMatMulCols) * 4;
+  return scores + pad;
+}
+
 void CpuBackend::ParallelRange(int64_t n, int64_t grain,
                                const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;

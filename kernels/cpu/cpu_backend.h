@@ -40,6 +40,7 @@ class CpuBackend : public Backend {
   void LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targets,
                         absl::Span<double> logprob, absl::Span<int32_t> argmax) override;
   absl::Status Sync() override { return absl::OkStatus(); }
+  int64_t ScratchBytes(const ForwardShape& shape) const override;
 
   // sgemm is always called on exactly this many rows (the last block padded
   // with zeros), so a row's result cannot depend on how many other rows share

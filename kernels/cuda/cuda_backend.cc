@@ -92,6 +92,11 @@ class DeviceAllocator {
     cached_bytes_ += size;
   }
 
+  size_t cached_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cached_bytes_;
+  }
+
   // Returns every cached block to the driver (cudaFree synchronises).
   void ReleaseCached() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -162,6 +167,19 @@ class CudaBackend : public Backend {
   void LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targets,
                         absl::Span<double> logprob, absl::Span<int32_t> argmax) override;
   absl::Status Sync() override;
+  int64_t AvailableMemoryBytes() override {
+    cudaSetDevice(spec_.ordinal);
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+      return -1;
+    }
+    // Cached blocks go back to the driver when an allocation needs them.
+    return static_cast<int64_t>(free_b + alloc_->cached_bytes());
+  }
+  int64_t ScratchBytes(const ForwardShape& shape) const override {
+    return CudaScratchBytes(shape);
+  }
 
  private:
   enum Workspace { kGemmIn, kGemmOut, kHostOut, kNumWorkspaces };

@@ -150,6 +150,16 @@ absl::StatusOr<int64_t> AttnGridSize(int64_t num_items, int num_heads) {
   return ctas;
 }
 
+int64_t CudaScratchBytes(const ForwardShape& s) {
+  const RowTilePlan tiles = PlanRowTiles(s.tokens);
+  const int64_t tile_rows = (tiles.full + (tiles.tail > 0 ? 1 : 0)) * kCudaGemmRows;
+  const int64_t gemm_in = std::max(tile_rows * s.max_inputs * 2, kCudaGemmRows * s.max_inputs * 4);
+  const int64_t gemm_out = kCudaGemmRows * s.max_outputs * 4;
+  const int64_t host_out = std::max<int64_t>(s.tokens * 4, kCudaGemmRows * 12);
+  constexpr int64_t kRounding = int64_t{2} << 20;
+  return 2 * (gemm_in + gemm_out + host_out) + kRounding * (s.buffers + 3);
+}
+
 std::string CudaOutOfMemoryMessage(absl::string_view device_name, size_t bytes, DType dtype,
                                    int64_t rows, int64_t cols, size_t free_bytes,
                                    size_t total_bytes) {

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "kernels/backend.h"
 #include "kernels/cuda/attention_params.h"
 #include "kernels/tensor.h"
 
@@ -76,6 +77,13 @@ int AttnGenericDimsPerLane(int head_dim);
 // The number of CTAs of an attention launch (a 1-D grid of items x heads);
 // InvalidArgument when it would pass the 2^31 - 1 the grid allows.
 absl::StatusOr<int64_t> AttnGridSize(int64_t num_items, int num_heads);
+
+// CudaBackend::ScratchBytes: MatMul's workspaces (the BF16 cast of a whole
+// input, or a padded FP32 tail tile; the padded tail output; the host-result
+// staging), each counted twice because a workspace that grows keeps its old
+// block in the allocator's cache, plus the allocator's rounding (at most
+// 2 MiB per live tensor).
+int64_t CudaScratchBytes(const ForwardShape& shape);
 
 // The message of the ResourceExhausted error when cudaMalloc fails: what was
 // asked for, what the device has, and which flags lower the need.

@@ -161,7 +161,7 @@ TEST(GeneratorMemoryTest, LongPromptWithinEstimate) {
   GenerationOptions o;
   o.prefill_chunk = 2048;
   o.max_batch = 1;
-  const int64_t estimate = EstimateGenerationBytes((*m)->config(), n + 4, 2048, 1, 2);
+  const int64_t estimate = EstimateGenerationBytes((*m)->config(), n + 4, 2048, 1, backend);
   const int64_t before = PeakRssBytes();
   auto tok = model::Tokenizer::Load(testing::SourcePath("model/assets/stories260K/tokenizer.model"));
   auto got = GenerateGreedy((*m)->transformer(), *tok, absl::MakeConstSpan(&req, 1), o);

@@ -324,7 +324,7 @@ TEST(RunTest, LongContextRefusals) {
   Result huge = RunCli("run --tasks ruler_niah_single_2 --lengths 4194304 "
                        "--allow-length-extrapolation --gen-batch 64 --limit 1");
   EXPECT_EQ(huge.code, 1);
-  EXPECT_THAT(huge.err, HasSubstr("available: lower --lengths"));
+  EXPECT_THAT(huge.err, HasSubstr("available on cpu: lower --lengths"));
   Result missing = RunCli("run --tasks ruler_qa_1 --lengths 1024 --limit 1 --data-dir /no/data "
                           "--allow-length-extrapolation");
   EXPECT_EQ(missing.code, 1);

@@ -135,6 +135,9 @@ class Bf16EmulationBackend : public Backend {
     cpu_.LogSoftmaxGather(logits, targets, logprob, argmax);
   }
   absl::Status Sync() override { return absl::OkStatus(); }
+  int64_t ScratchBytes(const kernels::ForwardShape& shape) const override {
+    return cpu_.ScratchBytes(shape);
+  }
 
  private:
   static float Round(float v) { return kernels::Bf16ToF32(kernels::F32ToBf16(v)); }

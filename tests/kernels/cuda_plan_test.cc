@@ -195,6 +195,29 @@ TEST(AttnGridSizeTest, CountsCtasAndRefusesOversizedGrids) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--batch-tokens")));
 }
 
+// A Llama-3.2-1B-shaped prefill chunk of 2048 tokens, by hand: the BF16
+// cast of 8 tiles x 256 rows x 8192 inputs (32 MiB), the padded tail output
+// 256 x 128256 x 4 (125.25 MiB), host results 2048 x 4, each twice, plus
+// 2 MiB of rounding per live tensor (40 + 3).
+TEST(CudaScratchBytesTest, OneBillionShapedPrefillChunk) {
+  ForwardShape s;
+  s.tokens = 2048;
+  s.keys = 131072;
+  s.max_inputs = 8192;
+  s.max_outputs = 128256;
+  s.buffers = 40;
+  const int64_t want = 2 * (int64_t{8} * 256 * 8192 * 2 + int64_t{256} * 128256 * 4 + 2048 * 4) +
+                       (int64_t{2} << 20) * 43;
+  EXPECT_EQ(CudaScratchBytes(s), want);
+  // A partial tile is padded to a whole one; FP32 tails never exceed the cast.
+  s.tokens = 2049;
+  EXPECT_EQ(CudaScratchBytes(s) - want, 2 * (int64_t{256} * 8192 * 2 + 4));
+  // The keys do not matter: attention has no scratch on the GPU.
+  s.tokens = 2048;
+  s.keys = 7;
+  EXPECT_EQ(CudaScratchBytes(s), want);
+}
+
 TEST(CudaOutOfMemoryMessageTest, SaysWhatWasAskedAndWhatToLower) {
   const std::string m = CudaOutOfMemoryMessage("cuda:0 (NVIDIA H200)", size_t{3} << 30, DType::kF32,
                                                131072, 6144, size_t{1} << 29, size_t{140} << 30);
