@@ -128,6 +128,11 @@ class Backend {
   // most, for forward calls up to `shape`: workspaces, per-thread scratch,
   // allocation rounding. Part of the up-front long-context estimate.
   virtual int64_t ScratchBytes(const ForwardShape& shape) const = 0;
+  // The most memory the backend has held since ResetPeakMemory() (tensors,
+  // workspaces, its allocator's cache), or -1 when it does not track it (the
+  // CPU: the process's peak RSS says it).
+  virtual int64_t PeakMemoryBytes() { return -1; }
+  virtual void ResetPeakMemory() {}
 
   // Waits for queued work; returns the first device error since the last Sync().
   virtual absl::Status Sync() = 0;

@@ -80,8 +80,26 @@ class DeviceAllocator {
     if (e != cudaSuccess) {
       cudaGetLastError();
       *out = nullptr;
+      return e;
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    held_bytes_ += size;
+    peak_bytes_ = std::max(peak_bytes_, held_bytes_);
     return e;
+  }
+
+  // Bytes taken from the driver (in use or cached) and their peak.
+  size_t held_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_bytes_;
+  }
+  size_t peak_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_bytes_;
+  }
+  void ResetPeak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    peak_bytes_ = held_bytes_;
   }
 
   void Free(void* p, size_t bytes) {
@@ -104,6 +122,7 @@ class DeviceAllocator {
     cudaSetDevice(device_);
     for (auto& [size, p] : cache_) cudaFree(p);
     cache_.clear();
+    held_bytes_ -= cached_bytes_;
     cached_bytes_ = 0;
   }
 
@@ -120,6 +139,8 @@ class DeviceAllocator {
   std::mutex mu_;
   std::multimap<size_t, void*> cache_;
   size_t cached_bytes_ = 0;
+  size_t held_bytes_ = 0;
+  size_t peak_bytes_ = 0;
 };
 
 class CudaBackend : public Backend {
@@ -180,6 +201,8 @@ class CudaBackend : public Backend {
   int64_t ScratchBytes(const ForwardShape& shape) const override {
     return CudaScratchBytes(shape);
   }
+  int64_t PeakMemoryBytes() override { return static_cast<int64_t>(alloc_->peak_bytes()); }
+  void ResetPeakMemory() override { alloc_->ResetPeak(); }
 
  private:
   enum Workspace { kGemmIn, kGemmOut, kHostOut, kNumWorkspaces };

@@ -160,6 +160,13 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
   fi
   timeout "$(budget 200)" "$B/bin/e2e_score_bench" --repeats 5 2>&1 | tee "$OUT/e2e_score_bench.log"
   checkpoint
+  # Long context: 128K tokens through the 1B shape, 32K through the 8B shape.
+  timeout "$(budget 120)" "$B/bin/long_prefill_bench" --shape 1b --tokens 131072 2>&1 \
+    | tee "$OUT/long_1b.log"
+  checkpoint
+  timeout "$(budget 150)" "$B/bin/long_prefill_bench" --shape 8b --tokens 32768 2>&1 \
+    | tee "$OUT/long_8b.log"
+  checkpoint
   if [[ "${SKIP_REF:-0}" != 1 ]]; then
     LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" PYTHONUNBUFFERED=1 timeout "$(budget 200)" \
       python3 bench/e2e_hf_reference.py --repeats 5 2>&1 \
@@ -183,7 +190,8 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
 import os, re, sys
 out = sys.argv[1]
 res = {}
-for f in ("attention_bench.log", "attention_sdpa.log", "e2e_score_bench.log", "e2e_hf.log"):
+for f in ("attention_bench.log", "attention_sdpa.log", "e2e_score_bench.log", "e2e_hf.log",
+          "long_1b.log", "long_8b.log"):
     p = os.path.join(out, f)
     if os.path.exists(p):
         for line in open(p):
@@ -206,6 +214,15 @@ for tag in ("all_rows", "last32"):
     fmt = lambda x, p: "" if x is None else f"{x:.{p}f}"
     print(f"| {tag} | {fmt(g('e2e_tokens_per_s_' + tag), 0)} | {fmt(g('e2e_mfu_percent_' + tag), 1)} "
           f"| {fmt(g('hf_tokens_per_s_' + tag), 0)} | {fmt(g('hf_mfu_percent_' + tag), 1)} |")
+print()
+print("| long-context prefill | tokens | tokens/s | predicted MiB | peak MiB | within |")
+print("|---|---:|---:|---:|---:|---|")
+for shape, n in (("1b", 131072), ("8b", 32768)):
+    g = lambda k: res.get(k + "_" + shape)
+    fmt = lambda x, p: "" if x is None else f"{x:.{p}f}"
+    within = g("long_within")
+    print(f"| {shape} | {n} | {fmt(g('long_tokens_per_s'), 0)} | {fmt(g('long_predicted_mib'), 0)} "
+          f"| {fmt(g('long_peak_mib'), 0)} | {'' if within is None else ('yes' if within else 'NO')} |")
 PY
 fi
 say ""
