@@ -43,9 +43,9 @@ double NiceStep(double range, int n) {
 }
 
 std::string TickLabel(double v, double step) {
-  if (step >= 1) return absl::StrFormat("%.0f", v);
-  if (step >= 0.1) return absl::StrFormat("%.1f", v);
-  return absl::StrFormat("%.2f", v);
+  // As many decimals as the step needs (0.2: one, 0.05: two, 0.005: three).
+  const int digits = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+  return absl::StrFormat("%.*f", digits, v);
 }
 
 // Plot area geometry and the linear y scale.
@@ -272,7 +272,10 @@ std::string LineChart(const std::string& title, const std::string& xlabel,
                       const std::map<double, double>& xpos,
                       const std::map<double, std::string>& xlabels,
                       const std::vector<Series>& series) {
-  const double legend_w = 240;
+  // Room for the longest legend label (~7 px a character at 12 px).
+  size_t longest = 0;
+  for (const Series& s : series) longest = std::max(longest, s.label.size());
+  const double legend_w = std::max(240.0, 40.0 + 7.0 * static_cast<double>(longest));
   const double w = f.left + f.width + 20 + legend_w;
   const double h =
       std::max(f.Bottom() + 60, f.top + 20 + 20.0 * static_cast<double>(series.size()));
@@ -413,6 +416,16 @@ std::string AttentionChart(const ComparisonReport& rep, bool mass) {
   Frame f;
   f.width = 560;
   FitY(values, &f);
+  if (mass) {
+    // Needle mass is often a few percent: fit the axis to the data, not 0..1.
+    double hi = 0;
+    for (double v : values) hi = std::isnan(v) ? hi : std::max(hi, v);
+    if (hi > 0) {
+      const double step = NiceStep(hi, 5);
+      f.ymin = 0;
+      f.ymax = std::ceil(hi / step - 1e-9) * step;
+    }
+  }
   const auto xpos = XPositions(xs, f, /*log2=*/false, *xs.begin(), *xs.rbegin());
   std::map<double, std::string> xlabels;
   for (double v : xs) xlabels[v] = absl::StrFormat("%.0f", v);
