@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -100,56 +102,79 @@ absl::StatusOr<AgreementSummary> MeasureAgreement(model::Transformer& base,
         " and ", focal.config().vocab_size, " tokens"));
   }
   const int64_t V = base.config().vocab_size;
-  // Distinct requests only (multiple-choice contexts repeat across choices
-  // only with different continuations, so little is dropped).
+  // Distinct requests only.
   std::vector<const TokenizedRequest*> todo;
   absl::flat_hash_set<std::string> seen;
   for (const TokenizedRequest& r : requests) {
     if (!r.continuation.empty() && seen.insert(r.Key()).second) todo.push_back(&r);
   }
+  // Requests that share the input before their scored rows (the choices of
+  // one multiple-choice context) run that prefix once per model; each
+  // continuation then continues a copy of its cache, as the scorer does.
+  std::map<std::vector<int32_t>, std::vector<const TokenizedRequest*>> groups;
+  for (const TokenizedRequest* r : todo) {
+    const size_t p = r->input.size() - r->continuation.size();
+    groups[std::vector<int32_t>(r->input.begin(), r->input.begin() + p)].push_back(r);
+  }
   std::vector<double> kls;
   int64_t same = 0;
-  size_t next = 0;
-  while (next < todo.size()) {
-    // Pack requests up to the budget (one oversized request runs alone).
-    std::vector<const TokenizedRequest*> pack;
-    int64_t used = 0;
-    while (next < todo.size()) {
-      const int64_t n = static_cast<int64_t>(todo[next]->input.size());
-      if (!pack.empty() && used + n > batch_tokens) break;
-      pack.push_back(todo[next++]);
-      used += n;
-    }
-    std::vector<std::vector<int64_t>> rows(pack.size());
-    auto run = [&](model::Transformer& tf, model::ForwardExtras& ex,
-                   std::vector<std::vector<model::TokenScore>>& out) -> absl::Status {
-      std::vector<model::KvCache> caches;
-      std::vector<model::SeqInput> batch;
-      caches.reserve(pack.size());
-      for (size_t i = 0; i < pack.size(); ++i) {
-        const TokenizedRequest& r = *pack[i];
-        const int64_t n = static_cast<int64_t>(r.input.size());
-        const int64_t k = static_cast<int64_t>(r.continuation.size());
-        rows[i].clear();
-        for (int64_t j = n - k; j < n; ++j) rows[i].push_back(j);
-        FOCAL_ASSIGN_OR_RETURN(model::KvCache cache, tf.NewCache(n));
-        caches.push_back(std::move(cache));
-        batch.push_back({&caches.back(), r.input, rows[i], r.continuation});
+  for (const auto& [prefix, reqs] : groups) {
+    const int64_t p = static_cast<int64_t>(prefix.size());
+    auto prefill = [&](model::Transformer& tf) -> absl::StatusOr<model::KvCache> {
+      FOCAL_ASSIGN_OR_RETURN(model::KvCache cache, tf.NewCache(p + 1));
+      if (p > 0) {
+        std::vector<std::vector<model::TokenScore>> out;
+        const model::SeqInput in{&cache, prefix, {}, {}};
+        FOCAL_RETURN_IF_ERROR(tf.Forward(absl::MakeConstSpan(&in, 1), out));
       }
-      ex.want_logits = true;
-      return tf.Forward(batch, out, &ex);
+      return cache;
     };
-    model::ForwardExtras eb, ef;
-    std::vector<std::vector<model::TokenScore>> ob, of;
-    FOCAL_RETURN_IF_ERROR(run(base, eb, ob));
-    FOCAL_RETURN_IF_ERROR(run(focal, ef, of));
-    int64_t r = 0;
-    for (size_t i = 0; i < pack.size(); ++i) {
-      for (size_t j = 0; j < ob[i].size(); ++j, ++r) {
-        auto pb = absl::MakeConstSpan(eb.logits).subspan(r * V, V);
-        auto pf = absl::MakeConstSpan(ef.logits).subspan(r * V, V);
-        kls.push_back(KlDivergence(pb, pf));
-        same += ob[i][j].argmax == of[i][j].argmax;
+    FOCAL_ASSIGN_OR_RETURN(const model::KvCache base_prefix, prefill(base));
+    FOCAL_ASSIGN_OR_RETURN(const model::KvCache focal_prefix, prefill(focal));
+    size_t next = 0;
+    while (next < reqs.size()) {
+      // Pack continuations up to the budget (one oversized one runs alone).
+      std::vector<const TokenizedRequest*> pack;
+      int64_t used = 0;
+      while (next < reqs.size()) {
+        const int64_t k = static_cast<int64_t>(reqs[next]->continuation.size());
+        if (!pack.empty() && used + k > batch_tokens) break;
+        pack.push_back(reqs[next++]);
+        used += k;
+      }
+      std::vector<std::vector<int64_t>> rows(pack.size());
+      for (size_t i = 0; i < pack.size(); ++i) {
+        rows[i].resize(pack[i]->continuation.size());
+        std::iota(rows[i].begin(), rows[i].end(), 0);
+      }
+      auto run = [&](model::Transformer& tf, const model::KvCache& from, model::ForwardExtras& ex,
+                     std::vector<std::vector<model::TokenScore>>& out) -> absl::Status {
+        std::vector<model::KvCache> caches;
+        std::vector<model::SeqInput> batch;
+        caches.reserve(pack.size());
+        for (size_t i = 0; i < pack.size(); ++i) {
+          const TokenizedRequest& r = *pack[i];
+          const int64_t k = static_cast<int64_t>(r.continuation.size());
+          FOCAL_ASSIGN_OR_RETURN(model::KvCache c, from.Clone(tf.backend(), p + k));
+          caches.push_back(std::move(c));
+          batch.push_back({&caches.back(), absl::MakeConstSpan(r.input).subspan(p), rows[i],
+                           r.continuation});
+        }
+        ex.want_logits = true;
+        return tf.Forward(batch, out, &ex);
+      };
+      model::ForwardExtras eb, ef;
+      std::vector<std::vector<model::TokenScore>> ob, of;
+      FOCAL_RETURN_IF_ERROR(run(base, base_prefix, eb, ob));
+      FOCAL_RETURN_IF_ERROR(run(focal, focal_prefix, ef, of));
+      int64_t r = 0;
+      for (size_t i = 0; i < pack.size(); ++i) {
+        for (size_t j = 0; j < ob[i].size(); ++j, ++r) {
+          auto pb = absl::MakeConstSpan(eb.logits).subspan(r * V, V);
+          auto pf = absl::MakeConstSpan(ef.logits).subspan(r * V, V);
+          kls.push_back(KlDivergence(pb, pf));
+          same += ob[i][j].argmax == of[i][j].argmax;
+        }
       }
     }
   }

@@ -4,6 +4,7 @@
 // a hand-computed KL and against the scores the forward pass returns).
 #include "harness/diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -178,13 +179,14 @@ TEST_F(BundledModelTest, LogitAgreement) {
            {"Once upon a time, there was", " a little girl"},
            {"Tom had a big red ball.", " He threw it"},
            {"Once upon a time, there was", " a little girl"},  // a repeat: counted once
-           {"The dog", " ran"}}) {
+           {"The dog", " ran"},
+           {"Once upon a time, there was", " a big dog"}}) {  // shares request 0's context
     tasks::LoglikelihoodRequest r;
     r.context = ctx;
     r.continuation = cont;
     auto tr = TokenizeRequest(tok, true, 512, r);
     ASSERT_TRUE(tr.ok());
-    if (ctx != "Once upon a time, there was" || reqs.empty()) tokens += tr->continuation.size();
+    if (reqs.size() != 2) tokens += tr->continuation.size();  // request 2 repeats request 0
     reqs.push_back(*tr);
   }
   auto self = MeasureAgreement(base->transformer(), base2->transformer(), reqs, 16);
@@ -195,6 +197,36 @@ TEST_F(BundledModelTest, LogitAgreement) {
   EXPECT_EQ(self->same_argmax, 1.0);
   auto diff = MeasureAgreement(base->transformer(), sharp->transformer(), reqs, 4096);
   ASSERT_TRUE(diff.ok()) << diff.status();
+  // Independently: every distinct request in one shot through both models,
+  // KL from the logits at its scored rows (no shared prefixes, no packing).
+  std::vector<double> kls;
+  for (size_t i : {0, 1, 3, 4}) {
+    const TokenizedRequest& r = reqs[i];
+    std::vector<model::ForwardExtras> ex(2);
+    std::vector<std::vector<model::TokenScore>> out;
+    std::vector<int64_t> rows;
+    for (size_t j = r.input.size() - r.continuation.size(); j < r.input.size(); ++j) {
+      rows.push_back(static_cast<int64_t>(j));
+    }
+    for (int m = 0; m < 2; ++m) {
+      model::Transformer& tf = (m == 0 ? base : sharp)->transformer();
+      auto cache = tf.NewCache(static_cast<int64_t>(r.input.size()));
+      ASSERT_TRUE(cache.ok());
+      model::SeqInput in{&*cache, r.input, rows, r.continuation};
+      ex[m].want_logits = true;
+      ASSERT_TRUE(tf.Forward(absl::MakeConstSpan(&in, 1), out, &ex[m]).ok());
+    }
+    const int64_t V = base->config().vocab_size;
+    for (size_t j = 0; j < rows.size(); ++j) {
+      kls.push_back(KlDivergence(absl::MakeConstSpan(ex[0].logits).subspan(j * V, V),
+                                 absl::MakeConstSpan(ex[1].logits).subspan(j * V, V)));
+    }
+  }
+  ASSERT_EQ(static_cast<int64_t>(kls.size()), diff->tokens);
+  double mean = 0;
+  for (double k : kls) mean += k / static_cast<double>(kls.size());
+  EXPECT_NEAR(diff->mean_kl, mean, 1e-6 * std::max(1.0, mean));
+  EXPECT_NEAR(diff->max_kl, *std::max_element(kls.begin(), kls.end()), 1e-5);
   EXPECT_EQ(diff->tokens, tokens);
   EXPECT_GT(diff->mean_kl, 0.0);
   EXPECT_LE(diff->median_kl, diff->p99_kl);
