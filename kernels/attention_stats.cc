@@ -44,32 +44,41 @@ void Backend::AttentionStats(const AttentionArgs& a, absl::Span<const AttentionP
     const int64_t qrow = s.row_begin + pr.row;
     const int64_t n = s.past + pr.row + 1;  // keys visible to this row
     const std::vector<float> q = HostFloats(*this, a.q.Rows(qrow, 1));
-    const std::vector<float> k = HostFloats(*this, s.k_cache.Rows(0, n));
     const double scale = a.scale[qrow];
-    std::vector<double> logits(n);
-    for (int h = 0; h < H; ++h) {
-      const float* qh = q.data() + int64_t{h} * D;
-      const int64_t koff = int64_t{h / group} * D;
-      double mx = -INFINITY;
-      for (int64_t j = 0; j < n; ++j) {
-        const float* kj = k.data() + j * s.k_cache.cols + koff;
-        double dot = 0;
-        for (int d = 0; d < D; ++d) dot += double{qh[d]} * kj[d];
-        logits[j] = dot * scale;
-        mx = std::max(mx, logits[j]);
+    // Scores of every head, keys copied a block at a time (bounded host
+    // memory even for a 128K-token cache).
+    std::vector<double> logits(static_cast<size_t>(H) * n);
+    constexpr int64_t kBlock = 4096;
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t len = std::min(kBlock, n - b);
+      const std::vector<float> k = HostFloats(*this, s.k_cache.Rows(b, len));
+      for (int h = 0; h < H; ++h) {
+        const float* qh = q.data() + int64_t{h} * D;
+        const int64_t koff = int64_t{h / group} * D;
+        for (int64_t j = 0; j < len; ++j) {
+          const float* kj = k.data() + j * s.k_cache.cols + koff;
+          double dot = 0;
+          for (int d = 0; d < D; ++d) dot += double{qh[d]} * kj[d];
+          logits[h * n + b + j] = dot * scale;
+        }
       }
+    }
+    for (int h = 0; h < H; ++h) {
+      const double* lh = logits.data() + h * n;
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < n; ++j) mx = std::max(mx, lh[j]);
       double z = 0, ez = 0;  // sum e^(l - mx) and sum e^(l - mx) * (l - mx)
       for (int64_t j = 0; j < n; ++j) {
-        const double e = std::exp(logits[j] - mx);
+        const double e = std::exp(lh[j] - mx);
         z += e;
-        ez += e * (logits[j] - mx);
+        ez += e * (lh[j] - mx);
       }
       // H = -sum p log p = log z - E[l - mx].
       entropy[p * H + h] = static_cast<float>(std::log(z) - ez / z);
       double m = 0;
       for (const auto& [b, e] : pr.key_ranges) {
         for (int64_t j = std::max<int64_t>(b, 0); j < std::min(e, n); ++j) {
-          m += std::exp(logits[j] - mx);
+          m += std::exp(lh[j] - mx);
         }
       }
       mass[p * H + h] = static_cast<float>(m / z);
