@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
 #include <numeric>
 #include <random>
 
@@ -15,6 +19,7 @@
 #include "harness/scorer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/llama_model.h"
+#include "tests/testing/test_util.h"
 
 namespace focal::harness {
 namespace {
@@ -267,6 +272,84 @@ TEST_F(BundledModelTest, ExtraLogitsMatchTheScores) {
     for (int64_t j = 0; j < V; ++j) z += std::exp(row[j] - mx);
     EXPECT_NEAR(row[targets[r]] - mx - std::log(z), out[0][r].logprob, 1e-9);
     EXPECT_EQ(best, out[0][r].argmax);
+  }
+}
+
+// Parity with HF transformers (tests/reference/make_diagnostics_reference.py):
+// per-position KL(base || t=0.4) and, at the last position, every layer's and
+// head's attention entropy and mass on keys [2, 6), for three sentences.
+TEST_F(BundledModelTest, MatchesHfTransformers) {
+  auto base = Load(std::nullopt);
+  auto sharp = Load(0.4);
+  ASSERT_TRUE(base && sharp);
+  std::ifstream in(testing::SourcePath("tests/testdata/golden/diagnostics/stories260K_t0.4.txt"));
+  ASSERT_TRUE(in.good());
+  struct Seq {
+    std::vector<int32_t> tokens;
+    std::map<int64_t, double> kl;
+    std::map<std::tuple<std::string, int, int>, double> entropy, mass;
+  };
+  std::vector<Seq> seqs;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string kind;
+    ls >> kind;
+    if (kind == "seq") {
+      seqs.emplace_back();
+      for (int32_t t; ls >> t;) seqs.back().tokens.push_back(t);
+    } else if (kind == "kl") {
+      int64_t row;
+      double v;
+      ls >> row >> v;
+      seqs.back().kl[row] = v;
+    } else if (kind == "entropy" || kind == "mass") {
+      std::string model;
+      int l, h;
+      double v;
+      ls >> model >> l >> h >> v;
+      (kind == "entropy" ? seqs.back().entropy : seqs.back().mass)[{model, l, h}] = v;
+    }
+  }
+  ASSERT_EQ(seqs.size(), 3u);
+  const int64_t V = base->config().vocab_size;
+  const int L = static_cast<int>(base->config().num_layers);
+  const int H = static_cast<int>(base->config().num_heads);
+  for (const Seq& s : seqs) {
+    const int64_t n = static_cast<int64_t>(s.tokens.size());
+    ASSERT_EQ(static_cast<int64_t>(s.kl.size()), n);
+    std::vector<int64_t> rows(n);
+    std::iota(rows.begin(), rows.end(), 0);
+    const std::vector<int32_t> targets(n, 0);
+    std::vector<model::ForwardExtras> ex(2);
+    for (int m = 0; m < 2; ++m) {
+      model::Transformer& tf = (m == 0 ? base : sharp)->transformer();
+      auto cache = tf.NewCache(n);
+      ASSERT_TRUE(cache.ok());
+      model::SeqInput seq{&*cache, s.tokens, rows, targets};
+      std::vector<std::vector<model::TokenScore>> out;
+      ex[m].want_logits = true;
+      ASSERT_TRUE(tf.Forward(absl::MakeConstSpan(&seq, 1), out, &ex[m]).ok());
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      const double kl = KlDivergence(absl::MakeConstSpan(ex[0].logits).subspan(r * V, V),
+                                     absl::MakeConstSpan(ex[1].logits).subspan(r * V, V));
+      EXPECT_NEAR(kl, s.kl.at(r), 1e-5 + 1e-4 * s.kl.at(r)) << "row " << r;
+    }
+    const ProbeInput probe{s.tokens, n - 1, {{2, 6}}};
+    for (const char* name : {"base", "focal"}) {
+      auto& m = std::string(name) == "base" ? base : sharp;
+      auto a = MeasureAttention(m->transformer(), {probe}, 16);
+      ASSERT_TRUE(a.ok()) << a.status();
+      for (int l = 0; l < L; ++l) {
+        for (int h = 0; h < H; ++h) {
+          EXPECT_NEAR(a->entropy[l * H + h], s.entropy.at({name, l, h}), 1e-4)
+              << name << " layer " << l << " head " << h;
+          EXPECT_NEAR(a->mass[l * H + h], s.mass.at({name, l, h}), 1e-5)
+              << name << " layer " << l << " head " << h;
+        }
+      }
+    }
   }
 }
 
