@@ -41,18 +41,15 @@ __global__ void LogSoftmaxGatherKernel(const float* logits, int64_t vocab, const
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
 
   // Pass 1: the first index of the maximum. Each thread scans its strided
-  // indices in increasing order with a strict '>' (its own first maximum).
-  // A NaN never compares greater, as in the CPU loop.
-  ArgMax m{-INFINITY, 0};
-  bool any = false;
+  // indices in increasing order with a strict '>' (its own first maximum);
+  // INT32_MAX marks "nothing yet", so a row of -inf still yields its first
+  // index. A NaN never compares greater, as in the CPU loop (which starts
+  // from index 0: a NaN there wins, handled after the reduction).
+  ArgMax m{-INFINITY, INT32_MAX};
   for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) {
     const float v = row[j];
-    if (!any || v > m.v) {
-      m = {v, static_cast<int32_t>(j)};
-      any = true;
-    }
+    if (v > m.v || (m.i == INT32_MAX && v == m.v)) m = {v, static_cast<int32_t>(j)};
   }
-  if (!any) m = {-INFINITY, INT32_MAX};
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     ArgMax other{__shfl_xor_sync(0xffffffffu, m.v, o), __shfl_xor_sync(0xffffffffu, m.i, o)};
@@ -76,7 +73,8 @@ __global__ void LogSoftmaxGatherKernel(const float* logits, int64_t vocab, const
     }
   }
   __syncthreads();
-  const int32_t best = best_i[0];
+  int32_t best = best_i[0];
+  if (best == INT32_MAX || isnan(row[0])) best = 0;  // all NaN, or NaN first: as the CPU
   const double mx = row[best];
 
   // Pass 2: log of the normaliser, in double.
