@@ -201,7 +201,11 @@ class CudaBackend : public Backend {
   int64_t ScratchBytes(const ForwardShape& shape) const override {
     return CudaScratchBytes(shape);
   }
-  int64_t PeakMemoryBytes() override { return static_cast<int64_t>(alloc_->peak_bytes()); }
+  // The allocator's peak plus what bypasses it: the GEMM workspace and the
+  // device half of the staging ring.
+  int64_t PeakMemoryBytes() override {
+    return static_cast<int64_t>(alloc_->peak_bytes() + kGemmWorkspaceBytes + ring_bytes_);
+  }
   void ResetPeakMemory() override { alloc_->ResetPeak(); }
 
  private:
@@ -223,7 +227,9 @@ class CudaBackend : public Backend {
     if (e == cudaSuccess) return true;
     cudaGetLastError();
     Record(absl::InternalError(
-        absl::StrCat("CUDA error in ", op, " on ", name_, ": ", cudaGetErrorString(e))));
+        absl::StrCat("CUDA error detected in ", op, " on ", name_,
+                     " (a fault in earlier queued work also surfaces here): ",
+                     cudaGetErrorString(e))));
     return false;
   }
   absl::Status OutOfMemory(size_t bytes, DType dtype, int64_t rows, int64_t cols) {
@@ -386,7 +392,9 @@ absl::StatusOr<Buffer> CudaBackend::UploadWeight(const void* host, DType src, in
   const char* op = "UploadWeight";
   auto fail = [&](cudaError_t e) {
     return absl::InternalError(
-        absl::StrCat("CUDA error in ", op, " on ", name_, ": ", cudaGetErrorString(e)));
+        absl::StrCat("CUDA error detected in ", op, " on ", name_,
+                     " (a fault in earlier queued work also surfaces here): ",
+                     cudaGetErrorString(e)));
   };
   if (src == dst) {
     const cudaError_t e = cudaMemcpyAsync(out.tensor().data, host, n * DTypeSize(dst),
@@ -500,18 +508,19 @@ void CudaBackend::MatMul(Tensor x, Tensor w, Tensor out) {
   // The operand rows: x itself when it already is the operand type and no
   // tail needs padding, else a (tiles * R, K) copy, tail rows zero.
   const void* xs = x.data;
-  // After the products: forget the cast if `out` overwrote the input.
+  // After the products: forget the cached cast if `out` overwrote the input
+  // it was made from (whichever MatMul made it, not just this call's x).
   struct Invalidate {
     CastCache& cast;
-    const char* x_begin;
-    const char* x_end;
     const char* o_begin;
     const char* o_end;
     ~Invalidate() {
-      if (o_begin < x_end && x_begin < o_end) cast = CastCache{};
+      if (cast.x == nullptr) return;
+      const char* c_begin = static_cast<const char*>(cast.x);
+      const char* c_end = c_begin + cast.rows * cast.cols * 4;  // the F32 input
+      if (o_begin < c_end && c_begin < o_end) cast = CastCache{};
     }
-  } invalidate{cast_, static_cast<const char*>(x.data),
-               static_cast<const char*>(x.data) + x.bytes(), static_cast<const char*>(out.data),
+  } invalidate{cast_, static_cast<const char*>(out.data),
                static_cast<const char*>(out.data) + out.bytes()};
   if (x.dtype == DType::kF32 && type == GemmOperands::kBf16) {
     const size_t need = static_cast<size_t>(tiles * R * K) * 2;

@@ -157,7 +157,10 @@ int64_t CudaScratchBytes(const ForwardShape& s) {
   const int64_t gemm_out = kCudaGemmRows * s.max_outputs * 4;
   const int64_t host_out = std::max<int64_t>(s.tokens * 4, kCudaGemmRows * 12);
   constexpr int64_t kRounding = int64_t{2} << 20;
-  return 2 * (gemm_in + gemm_out + host_out) + kRounding * (s.buffers + 3);
+  // The staging ring for host index arrays (16 MiB unless a call stages
+  // more than 8 MiB: 4x that, i.e. tokens and positions of a huge batch).
+  const int64_t ring = std::max<int64_t>(int64_t{16} << 20, 4 * s.tokens * 8);
+  return 2 * (gemm_in + gemm_out + host_out) + ring + kRounding * (s.buffers + 3);
 }
 
 std::string CudaOutOfMemoryMessage(absl::string_view device_name, size_t bytes, DType dtype,

@@ -82,7 +82,7 @@ absl::StatusOr<int64_t> AttnGridSize(int64_t num_items, int num_heads);
 // input, or a padded FP32 tail tile; the padded tail output; the host-result
 // staging), each counted twice because a workspace that grows keeps its old
 // block in the allocator's cache, plus the allocator's rounding (at most
-// 2 MiB per live tensor).
+// 2 MiB per live tensor), plus the staging ring for host index arrays.
 int64_t CudaScratchBytes(const ForwardShape& shape);
 
 // The message of the ResourceExhausted error when cudaMalloc fails: what was

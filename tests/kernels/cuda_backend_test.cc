@@ -310,6 +310,28 @@ TEST_P(CudaBackendTest, MatMulSeesInputChangesBetweenCalls) {
   EXPECT_EQ(Get(*gpu_, o.tensor()), fresh(sum, g2));
 }
 
+// A MatMul whose output overwrites the input of an earlier, cached cast (here
+// through a vector weight, which stays FP32 and so takes no cast of its own)
+// must drop that cast: the next product of the input sees the new values.
+TEST_P(CudaBackendTest, MatMulOutputOverwritingACachedInputDropsTheCast) {
+  const int64_t T = 256, K = 64, N = 48;  // T a whole tile: no tail path
+  const std::vector<float> w = RandomVec(N * K, 0.1f), wv = RandomVec(K, 0.1f);
+  const std::vector<float> a = RandomVec(T * K), b = RandomVec(T * K);
+  Buffer wg = Weight(*gpu_, w, N, K), wvg = Weight(*gpu_, wv, 1, K);
+  Buffer ag = Put(*gpu_, a, T, K), bg = Put(*gpu_, b, T, K);
+  Buffer o = *gpu_->Allocate(DType::kF32, T, N);
+  gpu_->MatMul(ag.tensor(), wg.tensor(), o.tensor());  // caches a's cast (BF16 mode)
+  // out = the first T floats of a's memory, viewed as (T, 1).
+  const Tensor a_head{ag.tensor().data, DType::kF32, T, 1};
+  gpu_->MatMul(bg.tensor(), wvg.tensor(), a_head);
+  const std::vector<float> a_now = Get(*gpu_, ag.tensor());
+  ASSERT_NE(a_now, a);
+  gpu_->MatMul(ag.tensor(), wg.tensor(), o.tensor());
+  Buffer fresh_in = Put(*gpu_, a_now, T, K), fresh_out = *gpu_->Allocate(DType::kF32, T, N);
+  gpu_->MatMul(fresh_in.tensor(), wg.tensor(), fresh_out.tensor());
+  EXPECT_EQ(Get(*gpu_, o.tensor()), Get(*gpu_, fresh_out.tensor()));
+}
+
 TEST_P(CudaBackendTest, RopeMatchesCpu) {
   const int64_t T = 133;
   const int H = 3;

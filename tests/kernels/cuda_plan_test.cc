@@ -197,8 +197,8 @@ TEST(AttnGridSizeTest, CountsCtasAndRefusesOversizedGrids) {
 
 // A Llama-3.2-1B-shaped prefill chunk of 2048 tokens, by hand: the BF16
 // cast of 8 tiles x 256 rows x 8192 inputs (32 MiB), the padded tail output
-// 256 x 128256 x 4 (125.25 MiB), host results 2048 x 4, each twice, plus
-// 2 MiB of rounding per live tensor (40 + 3).
+// 256 x 128256 x 4 (125.25 MiB), host results 2048 x 4, each twice, the
+// 16 MiB staging ring, plus 2 MiB of rounding per live tensor (40 + 3).
 TEST(CudaScratchBytesTest, OneBillionShapedPrefillChunk) {
   ForwardShape s;
   s.tokens = 2048;
@@ -207,7 +207,7 @@ TEST(CudaScratchBytesTest, OneBillionShapedPrefillChunk) {
   s.max_outputs = 128256;
   s.buffers = 40;
   const int64_t want = 2 * (int64_t{8} * 256 * 8192 * 2 + int64_t{256} * 128256 * 4 + 2048 * 4) +
-                       (int64_t{2} << 20) * 43;
+                       (int64_t{16} << 20) + (int64_t{2} << 20) * 43;
   EXPECT_EQ(CudaScratchBytes(s), want);
   // A partial tile is padded to a whole one; FP32 tails never exceed the cast.
   s.tokens = 2049;
