@@ -59,6 +59,8 @@ const char* const kModels[] = {
     "tests/testdata/models/f16_linear_rope",    "tests/testdata/models/focal_const_per_layer",
     "tests/testdata/models/focal_learned_mean", "tests/testdata/models/focal_learned_token",
     "tests/testdata/models/tied_theta_llama3",  "model/assets/stories260K",
+    // Head dims 64 and 128: BF16 mode runs the tensor-core attention kernel.
+    "tests/testdata/models/headdim64_bf16",     "tests/testdata/models/headdim128_bf16",
 };
 
 // The CPU backend with HF-style BF16 numerics: weights rounded to BF16 and

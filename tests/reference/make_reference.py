@@ -75,6 +75,12 @@ BASE_MODELS = {
                                                    "factor": 2.0}), 104, torch.float16, 1),
     "mistral": (dict(llama_config(32, 4, 2, 2, 64, False), architectures=["MistralForCausalLM"],
                      model_type="mistral", sliding_window=None), 105, torch.float32, 1),
+    # Head dims 64 and 128: the shapes the CUDA tensor-core attention kernel takes (BF16 storage
+    # keeps them small in the repository).
+    "headdim64_bf16": (llama_config(128, 2, 1, 2, 256, False, torch_dtype="bfloat16"),
+                       106, torch.bfloat16, 1),
+    "headdim128_bf16": (llama_config(256, 2, 1, 1, 256, True, torch_dtype="bfloat16"),
+                        107, torch.bfloat16, 1),
 }
 # Focal variants reuse the gqa_untied weights; learned ones add focal_tau tensors (calibrated below).
 FOCAL_MODELS = {
