@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "kernels/backend.h"
 #include "kernels/dtype.h"
 
@@ -30,11 +31,7 @@ using focal::kernels::Backend;
 using focal::kernels::Buffer;
 using focal::kernels::DType;
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using focal::bench::Median;
 
 Buffer RandomTensor(Backend& be, DType dtype, int64_t rows, int64_t cols, std::mt19937& rng) {
   absl::StatusOr<Buffer> b = be.Allocate(dtype, rows, cols);

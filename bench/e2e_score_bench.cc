@@ -21,11 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
+#include "bench/random_model.h"
 #include "kernels/backend.h"
 #include "model/config.h"
 #include "model/transformer.h"
 #include "model/weights.h"
-#include "bench/random_model.h"
 
 namespace {
 
@@ -33,11 +34,7 @@ using focal::kernels::Backend;
 using focal::kernels::Buffer;
 using focal::kernels::DType;
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using focal::bench::Median;
 
 // Forward FLOPs: linear layers, causal attention over each sequence, and the
 // LM head at the scored rows.

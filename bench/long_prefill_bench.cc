@@ -12,8 +12,6 @@
 // Usage: long_prefill_bench [--device cuda] [--shape 1b|8b] [--tokens 131072]
 //                           [--chunk 2048]
 // The last lines are "RESULT name value" records for tests/device/run.sh.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,21 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/random_model.h"
 #include "harness/generator.h"
 #include "model/transformer.h"
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
-
-int64_t PeakRssBytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<int64_t>(u.ru_maxrss) * 1024;
-}
-
-}  // namespace
+using focal::bench::PeakRssBytes;
 
 int main(int argc, char** argv) {
   std::string device = "cuda", shape = "1b";

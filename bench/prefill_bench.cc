@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "harness/commands.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/llama_model.h"
@@ -26,11 +27,7 @@ using focal::kernels::Buffer;
 using focal::kernels::CpuBackend;
 using focal::kernels::DType;
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using focal::bench::Median;
 
 Buffer RandomBuffer(CpuBackend& be, int64_t rows, int64_t cols, float std, float mean,
                     std::mt19937& rng) {

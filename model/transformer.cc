@@ -118,8 +118,9 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
     }
     FOCAL_RETURN_IF_ERROR(s.cache->Reserve(end, backend_));
   }
-  const std::vector<kernels::AttentionProbe> probes =
-      extras != nullptr ? extras->probes : std::vector<kernels::AttentionProbe>{};
+  const absl::Span<const kernels::AttentionProbe> probes =
+      extras != nullptr ? absl::MakeConstSpan(extras->probes)
+                        : absl::Span<const kernels::AttentionProbe>();
   for (const kernels::AttentionProbe& p : probes) {
     if (p.seq < 0 || p.seq >= static_cast<int>(batch.size()) || p.row < 0 ||
         p.row >= static_cast<int64_t>(batch[p.seq].tokens.size())) {

@@ -393,8 +393,7 @@ std::string HotpotChart(const ComparisonReport& rep) {
 }
 
 // Chart 4 (and 5): attention entropy (needle mass) per layer, one line per model.
-std::string AttentionChart(const ComparisonReport& rep, bool mass) {
-  const std::vector<LayerCurve> curves = AttentionCurves(rep);
+std::string AttentionChart(const std::vector<LayerCurve>& curves, bool mass) {
   std::set<double> xs;
   std::vector<double> values;
   std::vector<Series> series;
@@ -519,11 +518,12 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
                   "); McNemar's exact test for 0/1 metrics. <strong>Bold</strong>: the interval "
                   "excludes no change. Perplexity rows show focal/base ratios.</p>\n");
 
+  const std::vector<LayerCurve> curves = AttentionCurves(rep);
   absl::StrAppend(&out, "<h2>Charts</h2>\n<div class=\"chart\">\n", TaskBarsChart(rep),
                   "</div>\n<div class=\"chart\">\n", RulerChart(rep),
                   "</div>\n<div class=\"chart\">\n", HotpotChart(rep), "</div>\n",
-                  "<div class=\"chart\">\n", AttentionChart(rep, /*mass=*/false), "</div>\n");
-  if (const std::string m = AttentionChart(rep, /*mass=*/true); !m.empty()) {
+                  "<div class=\"chart\">\n", AttentionChart(curves, /*mass=*/false), "</div>\n");
+  if (const std::string m = AttentionChart(curves, /*mass=*/true); !m.empty()) {
     absl::StrAppend(&out, "<div class=\"chart\">\n", m, "</div>\n");
   }
 
