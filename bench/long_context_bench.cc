@@ -12,7 +12,7 @@
 
 #include "datasets/hotpotqa_long.h"
 #include "datasets/ruler.h"
-#include "harness/runner.h"
+#include "base/asset_root.h"
 #include "model/tokenizer.h"
 
 int main(int argc, char** argv) {
@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--samples")) samples = std::atoll(argv[i + 1]);
   }
-  const std::string root = focal::harness::AssetRoot();
+  const std::string root = focal::AssetRoot();
   const std::string shared = root + "/../shared";
   const bool have_shared = std::filesystem::exists(shared + "/data");
   const std::string tok_path = have_shared ? shared + "/models/llama2-tokenizer/tokenizer.model"

@@ -23,7 +23,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/random_model.h"
-#include "harness/generator.h"
+#include "model/memory_estimate.h"
 #include "model/transformer.h"
 
 using Clock = std::chrono::steady_clock;
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   const double load_s = std::chrono::duration<double>(Clock::now() - t_load).count();
   focal::model::Transformer tf(config, weights, backend);
 
-  const int64_t estimate = focal::harness::EstimateGenerationBytes(config, tokens, chunk, 1, backend);
+  const int64_t estimate = focal::model::EstimateGenerationBytes(config, tokens, chunk, 1, backend);
   const int64_t available = backend.AvailableMemoryBytes();
   backend.ResetPeakMemory();
   const int64_t held_before = backend.PeakMemoryBytes();

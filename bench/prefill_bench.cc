@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "harness/commands.h"
+#include "base/asset_root.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 
 namespace {
 
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
 
   focal::model::LoadOptions opts;
   opts.transformer.allow_length_extrapolation = true;  // stories260K has 512 positions
-  auto stories = focal::model::LlamaModel::Load(focal::harness::DefaultModelDir(), be, opts);
+  auto stories = focal::model::LanguageModel::Load(focal::DefaultModelDir(), be, opts);
   if (!stories.ok()) {
     std::fprintf(stderr, "%s\n", std::string(stories.status().message()).c_str());
     return 1;

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "datasets/formats.h"
-#include "harness/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets {
 namespace {

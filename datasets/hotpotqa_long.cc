@@ -17,8 +17,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "datasets/reader_util.h"
-#include "harness/base/status_macros.h"
-#include "harness/base/py_random.h"
+#include "base/status_macros.h"
+#include "base/py_random.h"
 
 namespace focal::datasets {
 namespace {

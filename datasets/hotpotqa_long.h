@@ -35,7 +35,7 @@
 //    distractors in the same relative order; the gold block is inserted at
 //    passage index round(gold_depth * n), n = number of distractors
 //    (0 = first, 1 = last; halves round away from zero).
-//  * randomness: PyRandom (harness/base/py_random.h) (CPython's MT19937). Per sample two 32-bit
+//  * randomness: PyRandom (base/py_random.h) (CPython's MT19937). Per sample two 32-bit
 //    seeds are drawn, in sample order, from PyRandom(options.seed): one orders
 //    the other records' paragraphs (random.shuffle), one draws the layout
 //    keys (random.random()). Neither depends on length or depth, so every

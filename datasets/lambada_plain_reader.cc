@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "datasets/formats.h"
-#include "harness/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets {
 

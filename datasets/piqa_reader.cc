@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "datasets/formats.h"
-#include "harness/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets {
 namespace {

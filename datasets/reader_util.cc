@@ -8,8 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "harness/base/file_util.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "harness/base/json.h"
+#include "base/json.h"
 
 namespace focal::datasets {
 

@@ -16,7 +16,7 @@
 // documents, and the cwe/fwe word slots repeat; RULER does the same).
 //
 // What differs, and why (none of it changes a template):
-//  * Randomness is PyRandom (harness/base/py_random.h) (CPython's MT19937) only: RULER's one
+//  * Randomness is PyRandom (base/py_random.h) (CPython's MT19937) only: RULER's one
 //    numpy draw (the vt value) comes from it too (fwe's zeta counts are
 //    deterministic). Every sample has its own generator, seeded from
 //    (options.seed, task, sample index) (SampleSeed in ruler_common.h), so a
@@ -62,7 +62,7 @@
 //    next size was counted and overflows. Every sample satisfies
 //    count_tokens(input) + max_new_tokens <= length, exactly counted.
 //
-// Randomness uses only PyRandom (harness/base/py_random.h) and integer/double arithmetic with
+// Randomness uses only PyRandom (base/py_random.h) and integer/double arithmetic with
 // fixed evaluation order: the same seed, data and token counter give
 // byte-identical samples on every machine.
 #ifndef FOCAL_DATASETS_RULER_H_

@@ -14,10 +14,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "harness/base/check.h"
-#include "harness/base/file_util.h"
-#include "harness/base/json.h"
-#include "harness/base/status_macros.h"
+#include "base/asset_root.h"
+#include "base/check.h"
+#include "base/file_util.h"
+#include "base/json.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets::ruler {
 namespace {
@@ -69,20 +70,6 @@ size_t WhitespaceAt(absl::string_view s) {
     if (t == "\xe1\x9a\x80" || t == "\xe2\x81\x9f" || t == "\xe3\x80\x80") return 3;
   }
   return 0;
-}
-
-// The project root holding datasets/: $FOCAL_ASSET_DIR, else the source
-// tree (this file is <root>/datasets/ruler_common.cc).
-std::string AssetRoot() {
-  const char* env = std::getenv("FOCAL_ASSET_DIR");
-  if (env != nullptr && *env != '\0') return env;
-  constexpr absl::string_view kSelf = "datasets/ruler_common.cc";
-  absl::string_view file = __FILE__;
-  if (file.size() > kSelf.size() && file.substr(file.size() - kSelf.size()) == kSelf) {
-    file.remove_suffix(kSelf.size() + 1);  // and the '/'
-    return std::string(file);
-  }
-  return ".";
 }
 
 }  // namespace

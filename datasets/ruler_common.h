@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "datasets/long_context.h"
-#include "harness/base/py_random.h"
+#include "base/py_random.h"
 
 namespace focal::datasets::ruler {
 

@@ -35,7 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "datasets/ruler_common.h"
-#include "harness/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets::ruler {
 namespace {

@@ -30,9 +30,9 @@
 #include "absl/strings/str_join.h"
 #include "datasets/reader_util.h"
 #include "datasets/ruler_common.h"
-#include "harness/base/file_util.h"
-#include "harness/base/json.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/json.h"
+#include "base/status_macros.h"
 
 namespace focal::datasets::ruler {
 namespace {

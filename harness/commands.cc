@@ -8,26 +8,23 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "harness/base/file_util.h"
-#include "harness/base/sha256.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "base/status_macros.h"
 #include "kernels/backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "model/tools/llama2c_converter.h"
 #include "reports/benchmark_table.h"
 #include "reports/merge.h"
 #include "reports/results_writer.h"
 
-#ifndef FOCAL_ASSET_DIR
-#define FOCAL_ASSET_DIR "."
-#endif
 
 namespace focal::harness {
 namespace {
 
 struct Loaded {
   std::unique_ptr<kernels::Backend> backend;
-  std::unique_ptr<model::LlamaModel> model;
+  std::unique_ptr<model::LanguageModel> model;
 };
 
 absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
@@ -39,7 +36,7 @@ absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
   opts.require_tokenizer = require_tokenizer;
   opts.validate_only = validate_only;
   const std::string dir = flags.model_dir.empty() ? DefaultModelDir() : flags.model_dir;
-  FOCAL_ASSIGN_OR_RETURN(l.model, model::LlamaModel::Load(dir, *l.backend, opts));
+  FOCAL_ASSIGN_OR_RETURN(l.model, model::LanguageModel::Load(dir, *l.backend, opts));
   return l;
 }
 
@@ -53,12 +50,6 @@ const char* RopeName(const model::RopeScaling& r) {
 }
 
 }  // namespace
-
-std::string DefaultModelDir() {
-  const char* env = std::getenv("FOCAL_ASSET_DIR");
-  std::string root = env != nullptr && *env ? env : FOCAL_ASSET_DIR;
-  return absl::StrCat(root, "/model/assets/stories260K");
-}
 
 absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
   FOCAL_ASSIGN_OR_RETURN(Loaded l,

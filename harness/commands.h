@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/asset_root.h"
 
 namespace focal::harness {
 
@@ -20,10 +21,6 @@ struct ModelFlags {
   std::string device = "auto";
   int threads = 0;
 };
-
-// The bundled stories260K directory (FOCAL_ASSET_DIR env var, else the
-// source tree the binary was built from).
-std::string DefaultModelDir();
 
 absl::Status RunInspect(const ModelFlags& flags, std::ostream& out);
 absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,

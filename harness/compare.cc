@@ -8,13 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
-#include "harness/base/file_util.h"
-#include "harness/base/sha256.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "base/status_macros.h"
 #include "harness/commands.h"
-#include "harness/diagnostics.h"
+#include "engine/diagnostics.h"
 #include "kernels/backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "reports/comparison.h"
 #include "reports/html_report.h"
 #include "reports/results_writer.h"
@@ -24,12 +24,12 @@ namespace {
 
 // Attention summaries of every model into the report ("task@len@depth" keys
 // split back into their parts).
-void AddAttention(const reports::RunResults& runs, const std::vector<ModelDetails>& details,
+void AddAttention(const reports::RunResults& runs, const std::vector<engine::ModelDetails>& details,
                   reports::ComparisonReport& rep) {
   for (size_t mi = 0; mi < details.size(); ++mi) {
     for (const auto& [key, d] : details[mi]) {
       if (!d.attention.has_value() || d.attention->samples == 0) continue;
-      const AttentionSummary& a = *d.attention;
+      const engine::AttentionSummary& a = *d.attention;
       reports::AttentionStats* st = rep.add_attention();
       st->set_model_index(static_cast<int>(mi));
       st->set_variant(runs.models(static_cast<int>(mi)).variant());
@@ -54,7 +54,7 @@ void AddAttention(const reports::RunResults& runs, const std::vector<ModelDetail
 
 // Loads the base beside each focal model in turn and compares their
 // distributions on the base's (identical) loglikelihood requests.
-absl::Status AddAgreement(const RunOptions& o, const std::vector<ModelDetails>& details,
+absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDetails>& details,
                           reports::ComparisonReport& rep) {
   FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
                          kernels::CreateBackend(o.device, o.threads));
@@ -62,11 +62,11 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<ModelDetails>& 
     model::LoadOptions lo;
     lo.focal_temperature = o.model_temperatures[i];
     lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
-    return model::LlamaModel::Load(o.models[i], *backend, lo);
+    return model::LanguageModel::Load(o.models[i], *backend, lo);
   };
-  std::unique_ptr<model::LlamaModel> base;
+  std::unique_ptr<model::LanguageModel> base;
   for (size_t i = 1; i < o.models.size(); ++i) {
-    std::unique_ptr<model::LlamaModel> focal;
+    std::unique_ptr<model::LanguageModel> focal;
     const reports::ModelRun& bm = rep.runs().models(0);
     const reports::ModelRun& fm = rep.runs().models(static_cast<int>(i));
     for (const auto& [task, d] : details[0]) {
@@ -91,7 +91,7 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<ModelDetails>& 
       if (focal == nullptr) {
         FOCAL_ASSIGN_OR_RETURN(focal, load(i));
       }
-      auto s = MeasureAgreement(base->transformer(), focal->transformer(), d.requests,
+      auto s = engine::MeasureAgreement(base->transformer(), focal->transformer(), d.requests,
                                 o.batch_tokens);
       if (!s.ok()) return Annotate(s.status(), absl::StrCat("logit agreement on ", task));
       reports::LogitAgreement* a = rep.add_agreement();
@@ -149,11 +149,11 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
   if (o.cache_dir.empty()) o.cache_dir = report_dir + "/cache";
   o.keep_requests = settings.logit_agreement;
   o.attention_samples = settings.attention_samples;
-  std::vector<ModelDetails> details;
+  std::vector<engine::ModelDetails> details;
   std::ostringstream table;
   FOCAL_ASSIGN_OR_RETURN(reports::RunResults runs, RunEvaluation(o, table, &details));
   std::vector<reports::PerDocScores> scores;
-  for (const ModelDetails& md : details) {
+  for (const engine::ModelDetails& md : details) {
     reports::PerDocScores p;
     for (const auto& [task, d] : md) {
       p.values[task] = d.per_doc;

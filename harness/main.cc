@@ -110,11 +110,11 @@ int FinishRunFlags(RunFlags& f) {
     return 2;
   }
   if (f.add_bos == "auto") {
-    f.opts.bos = focal::harness::BosPolicy::kAuto;
+    f.opts.bos = focal::engine::BosPolicy::kAuto;
   } else if (f.add_bos == "always") {
-    f.opts.bos = focal::harness::BosPolicy::kAlways;
+    f.opts.bos = focal::engine::BosPolicy::kAlways;
   } else if (f.add_bos == "never") {
-    f.opts.bos = focal::harness::BosPolicy::kNever;
+    f.opts.bos = focal::engine::BosPolicy::kNever;
   } else {
     std::cerr << "focal-eval: error: --add-bos must be auto, always or never\n";
     return 2;

@@ -15,21 +15,19 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
 #include "datasets/reader.h"
-#include "harness/base/file_util.h"
-#include "harness/base/sha256.h"
-#include "harness/base/status_macros.h"
+#include "base/asset_root.h"
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "base/status_macros.h"
 #include "harness/commands.h"
-#include "harness/long_context_runner.h"
+#include "engine/long_context_runner.h"
 #include "kernels/backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "model/safetensors_writer.h"
 #include "reports/results_writer.h"
 #include "tasks/metrics.h"
 #include "tasks/task_registry.h"
 
-#ifndef FOCAL_ASSET_DIR
-#define FOCAL_ASSET_DIR "."
-#endif
 #ifndef FOCAL_GIT_COMMIT
 #define FOCAL_GIT_COMMIT "unknown"
 #endif
@@ -154,11 +152,6 @@ class Progress {
 
 }  // namespace
 
-std::string AssetRoot() {
-  const char* env = std::getenv("FOCAL_ASSET_DIR");
-  return env != nullptr && *env ? env : FOCAL_ASSET_DIR;
-}
-
 absl::Status ParseShard(const std::string& text, int* index, int* count) {
   std::vector<std::string> parts = absl::StrSplit(text, '/');
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], index) ||
@@ -203,7 +196,7 @@ absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
 }
 
 absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostream& out,
-                                                  std::vector<ModelDetails>* details) {
+                                                  std::vector<engine::ModelDetails>* details) {
   if (o.num_fewshot < 0) return absl::InvalidArgumentError("--num-fewshot must be >= 0");
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
   FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
@@ -212,7 +205,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   std::string short_names;
   for (absl::string_view raw : absl::StrSplit(o.tasks, ',', absl::SkipWhitespace())) {
     std::string n(absl::StripAsciiWhitespace(raw));
-    if (IsLongContextName(n) && registry.Find(n) == nullptr) {
+    if (engine::IsLongContextName(n) && registry.Find(n) == nullptr) {
       long_names.push_back(n);
     } else {
       absl::StrAppend(&short_names, short_names.empty() ? "" : ",", n);
@@ -222,11 +215,11 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   if (!short_names.empty() || long_names.empty()) {
     FOCAL_ASSIGN_OR_RETURN(task_list, registry.Resolve(short_names));
   }
-  LongContextOptions lco;
+  engine::LongContextOptions lco;
   if (!long_names.empty()) {
-    FOCAL_ASSIGN_OR_RETURN(lco.tasks, ResolveLongContextTasks(long_names));
-    FOCAL_ASSIGN_OR_RETURN(lco.lengths, ParseLengths(o.lengths));
-    FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, ParseGoldDepths(o.gold_depth));
+    FOCAL_ASSIGN_OR_RETURN(lco.tasks, engine::ResolveLongContextTasks(long_names));
+    FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
+    FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
     lco.samples = o.limit > 0 ? o.limit : 500;
     lco.seed = o.long_seed;
     lco.data_dir = o.data_dir;
@@ -281,18 +274,18 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     if (mi < o.model_temperatures.size() && o.model_temperatures[mi].has_value()) {
       lo.focal_temperature = o.model_temperatures[mi];
     }
-    ModelDetails* md = nullptr;
+    engine::ModelDetails* md = nullptr;
     if (details != nullptr) md = &details->emplace_back();
     lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
-    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LlamaModel> m,
-                           model::LlamaModel::Load(dir, *backend, lo));
+    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LanguageModel> m,
+                           model::LanguageModel::Load(dir, *backend, lo));
     const model::Tokenizer& tok = *m->tokenizer();
     FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(m->store()));
     FOCAL_ASSIGN_OR_RETURN(std::string tok_sha, FileSha256(tok.path()));
     // auto: as the HF Llama tokenizer (and current lm-eval), BOS when the
     // tokenizer has one.
-    const bool add_bos = o.bos == BosPolicy::kAlways ||
-                         (o.bos == BosPolicy::kAuto && tok.bos_id() >= 0);
+    const bool add_bos = o.bos == engine::BosPolicy::kAlways ||
+                         (o.bos == engine::BosPolicy::kAuto && tok.bos_id() >= 0);
     const int64_t max_length = m->config().max_position_embeddings;
     reports::ModelRun* run = results.add_models();
     run->set_model_path(dir);
@@ -305,14 +298,14 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     run->set_max_length(max_length);
 
     // Every request of every task goes through one scorer call.
-    std::vector<TokenizedRequest> all;
+    std::vector<engine::TokenizedRequest> all;
     std::vector<std::vector<std::vector<int64_t>>> index(data.size());
     std::vector<int64_t> truncated(data.size(), 0);
     for (size_t ti = 0; ti < data.size(); ++ti) {
       for (const auto& doc_reqs : data[ti].requests) {
         std::vector<int64_t> ids;
         for (const tasks::LoglikelihoodRequest& r : doc_reqs) {
-          auto tr = TokenizeRequest(tok, add_bos, max_length, r);
+          auto tr = engine::TokenizeRequest(tok, add_bos, max_length, r);
           if (!tr.ok()) return Annotate(tr.status(), absl::StrCat("task ", data[ti].task->name()));
           truncated[ti] += tr->truncated;
           ids.push_back(static_cast<int64_t>(all.size()));
@@ -330,16 +323,16 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
       cache_path = absl::StrCat(cdir, "/", weights_sha.substr(0, 16), "-",
                                 Sha256Hex(m->config().Variant()).substr(0, 8), ".jsonl");
     }
-    FOCAL_ASSIGN_OR_RETURN(ResultCache cache, ResultCache::Open(cache_path));
+    FOCAL_ASSIGN_OR_RETURN(engine::ResultCache cache, engine::ResultCache::Open(cache_path));
     Progress progress(o.progress);
-    ScorerOptions so;
+    engine::ScorerOptions so;
     so.batch_tokens = o.batch_tokens;
     so.progress = [&](int64_t d, int64_t t, int64_t tokens) {
       progress.Update(std::filesystem::path(dir).filename().string(), d, t, tokens);
     };
-    ScoreStats stats;
+    engine::ScoreStats stats;
     FOCAL_ASSIGN_OR_RETURN(std::vector<tasks::LoglikelihoodResult> scored,
-                           ScoreRequests(m->transformer(), all, cache, so, &stats));
+                           engine::ScoreRequests(m->transformer(), all, cache, so, &stats));
 
     for (size_t ti = 0; ti < data.size(); ++ti) {
       const TaskData& td = data[ti];
@@ -387,7 +380,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
         absl::StrAppend(&samples_text, line, "}}\n");
       }
       if (md != nullptr) {
-        TaskDetails& d = (*md)[task.name()];
+        engine::TaskDetails& d = (*md)[task.name()];
         d.per_doc = per_metric;
         if (o.keep_requests) {
           for (const auto& ids : index[ti]) {
@@ -397,21 +390,21 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
         if (o.attention_samples > 0) {
           // The last context token of each document's first request: the
           // position that predicts the answer.
-          std::vector<ProbeInput> probes;
+          std::vector<engine::ProbeInput> probes;
           for (size_t di = 0; di < index[ti].size() &&
                               static_cast<int64_t>(probes.size()) < o.attention_samples;
                ++di) {
             if (index[ti][di].empty()) continue;
-            const TokenizedRequest& r = all[index[ti][di][0]];
+            const engine::TokenizedRequest& r = all[index[ti][di][0]];
             if (r.input.size() < r.continuation.size()) continue;  // context cut away
             const int64_t ctx = static_cast<int64_t>(r.input.size() - r.continuation.size());
-            ProbeInput p;
+            engine::ProbeInput p;
             p.tokens.assign(r.input.begin(), r.input.begin() + ctx + 1);
             p.row = ctx;
             probes.push_back(std::move(p));
           }
           FOCAL_ASSIGN_OR_RETURN(d.attention,
-                                 MeasureAttention(m->transformer(), probes, o.prefill_chunk));
+                                 engine::MeasureAttention(m->transformer(), probes, o.prefill_chunk));
         }
       }
       reports::TaskResult* tr = run->add_tasks();
@@ -450,12 +443,12 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
         }
       }
     }
-    run->set_cached_requests(stats.cached);  // RunLongContext adds its own
+    run->set_cached_requests(stats.cached);  // engine::RunLongContext adds its own
     if (!lco.tasks.empty()) {
       lco.add_bos = add_bos;
       lco.cache_path = cache_path.empty() ? "" : absl::StrCat(cache_path.substr(0, cache_path.size() - 6),
                                                               "-gen.jsonl");
-      FOCAL_RETURN_IF_ERROR(RunLongContext(*m, lco, *run, samples_text, md));
+      FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*m, lco, *run, samples_text, md));
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

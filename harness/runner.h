@@ -12,21 +12,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "harness/diagnostics.h"
-#include "harness/scorer.h"
+#include "engine/scorer.h"
+#include "engine/task_details.h"
 #include "reports/results.pb.h"
 
 namespace focal::harness {
-
-// Per-document scores of one model, for paired comparisons. Keys are task
-// names, or "task@length" / "task@length@depth" for long-context tasks.
-struct TaskDetails {
-  std::map<std::string, std::vector<double>> per_doc;  // metric -> value per document
-  std::string requests_sha256;  // the exact token sequences scored, in order
-  std::vector<TokenizedRequest> requests;  // loglikelihood tasks, with keep_requests
-  std::optional<AttentionSummary> attention;  // with attention_samples > 0
-};
-using ModelDetails = std::map<std::string, TaskDetails>;
 
 struct RunOptions {
   std::vector<std::string> models;           // empty: the bundled model
@@ -44,7 +34,7 @@ struct RunOptions {
   int shard_index = 0;
   int shard_count = 1;
   int64_t batch_tokens = 4096;
-  BosPolicy bos = BosPolicy::kAuto;
+  engine::BosPolicy bos = engine::BosPolicy::kAuto;
   int num_fewshot = 0;
   uint64_t seed = 1234;                      // few-shot sampling (lm-eval's fewshot seed)
   std::string out;                           // results JSON (written atomically)
@@ -70,9 +60,9 @@ struct RunOptions {
 // Parses "I/N" (0 <= I < N).
 absl::Status ParseShard(const std::string& text, int* index, int* count);
 
-// When `details` is non-null it receives one ModelDetails per model.
+// When `details` is non-null it receives one engine::ModelDetails per model.
 absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& options, std::ostream& out,
-                                                  std::vector<ModelDetails>* details = nullptr);
+                                                  std::vector<engine::ModelDetails>* details = nullptr);
 
 // Parses "DIR" or "DIR@t=0.4" (a retrofit temperature for this model only).
 absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
@@ -80,9 +70,6 @@ absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
 
 // Prints the known tasks and groups.
 absl::Status ListTasks(const RunOptions& options, std::ostream& out);
-
-// The asset root (bundled model, samples, task specs).
-std::string AssetRoot();
 
 }  // namespace focal::harness
 

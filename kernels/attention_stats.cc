@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/base/check.h"
+#include "base/check.h"
 #include "kernels/backend.h"
 #include "kernels/dtype.h"
 

@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "harness/base/file_util.h"
-#include "harness/base/json.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/json.h"
+#include "base/status_macros.h"
 
 namespace focal::model {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "harness/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace focal::model {
 

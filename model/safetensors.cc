@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "harness/base/json.h"
-#include "harness/base/status_macros.h"
+#include "base/json.h"
+#include "base/status_macros.h"
 
 namespace focal::model {
 namespace {

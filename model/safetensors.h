@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "harness/base/file_util.h"
+#include "base/file_util.h"
 
 namespace focal::model {
 

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "harness/base/check.h"
-#include "harness/base/file_util.h"
+#include "base/check.h"
+#include "base/file_util.h"
 
 namespace focal::model {
 

@@ -6,8 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "harness/base/check.h"
-#include "harness/base/status_macros.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 
 namespace focal::model {
 namespace {

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "harness/base/status_macros.h"
+#include "base/status_macros.h"
 #include "kernels/dtype.h"
 
 namespace focal::model {

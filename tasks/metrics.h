@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "harness/base/py_random.h"
+#include "base/py_random.h"
 
 namespace focal::tasks {
 
@@ -26,7 +26,7 @@ double Perplexity(absl::Span<const double> lls);
 // stderr is the sample stddev of the resampled perplexities.
 double PerplexityBootstrapStderr(absl::Span<const double> lls, int64_t iters = 100000);
 
-// CPython's random.Random lives in harness/base (datasets use it too).
+// CPython's random.Random lives in base (datasets use it too).
 using ::focal::PyRandom;
 
 }  // namespace focal::tasks

@@ -11,8 +11,8 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
-#include "harness/base/file_util.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 
 namespace focal::tasks {
 namespace {

@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "harness/base/check.h"
+#include "base/check.h"
 #include "kernels/dtype.h"
 
 namespace focal::kernels {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/base/thread_pool.h"
+#include "base/thread_pool.h"
 #include "kernels/backend.h"
 
 namespace focal::kernels {

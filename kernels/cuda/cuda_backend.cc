@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "harness/base/check.h"
-#include "harness/base/status_macros.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "kernels/cuda/attention_params.h"
 #include "kernels/cuda/cuda_gemm.h"
 #include "kernels/cuda/launchers.h"

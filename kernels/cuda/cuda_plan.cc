@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "harness/base/check.h"
+#include "base/check.h"
 
 namespace focal::kernels {
 namespace {

@@ -15,8 +15,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "harness/base/file_util.h"
-#include "harness/base/status_macros.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "model/safetensors_writer.h"
 #include "model/tokenizer.h"
 

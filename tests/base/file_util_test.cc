@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "harness/base/file_util.h"
+#include "base/file_util.h"
 
 #include <filesystem>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "harness/base/json.h"
+#include "base/json.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // FIPS 180-4 / NIST example vectors.
-#include "harness/base/sha256.h"
+#include "base/sha256.h"
 
 #include <string>
 

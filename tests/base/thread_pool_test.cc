@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "harness/base/thread_pool.h"
+#include "base/thread_pool.h"
 
 #include <atomic>
 #include <vector>

@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "harness/base/json.h"
+#include "base/json.h"
 #include "tests/testing/test_util.h"
 
 namespace focal {

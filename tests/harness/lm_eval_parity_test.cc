@@ -14,11 +14,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "harness/base/json.h"
+#include "base/json.h"
 #include "harness/runner.h"
-#include "harness/scorer.h"
+#include "engine/scorer.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::harness {
@@ -85,7 +85,7 @@ std::map<std::string, std::map<int64_t, JsonValue>>* LmEvalParityTest::samples_ 
 
 TEST_F(LmEvalParityTest, EveryRequestMatches) {
   kernels::CpuBackend backend(1);
-  auto m = model::LlamaModel::Load(testing::SourcePath("model/assets/stories260K"), backend);
+  auto m = model::LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend);
   ASSERT_TRUE(m.ok());
   for (const char* task : kTasks) {
     SCOPED_TRACE(task);
@@ -108,7 +108,7 @@ TEST_F(LmEvalParityTest, EveryRequestMatches) {
         ASSERT_EQ(r.Find("continuation")->string_value(),
                   o.Find("continuations")->array()[k].string_value());
         // Tokens: lm-eval's context + continuation, left-truncated to 512 + 1.
-        auto tr = TokenizeRequest(*(*m)->tokenizer(), true, 512,
+        auto tr = engine::TokenizeRequest(*(*m)->tokenizer(), true, 512,
                                   {r.Find("context")->string_value(),
                                    r.Find("continuation")->string_value()});
         ASSERT_TRUE(tr.ok());

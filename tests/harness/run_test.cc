@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "harness/base/json.h"
+#include "base/json.h"
 #include "reports/results_writer.h"
 #include "tests/testing/test_util.h"
 

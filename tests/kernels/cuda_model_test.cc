@@ -29,7 +29,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/dtype.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "tests/testing/test_util.h"
 #if FOCAL_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
@@ -165,7 +165,7 @@ std::vector<std::vector<int32_t>> Sequences(int vocab, uint32_t seed) {
 
 // Scores every next token of each sequence (the last one against `last`),
 // all sequences packed in `order` into one forward call; results by sequence.
-Scores ScoreBatch(LlamaModel& m, const std::vector<std::vector<int32_t>>& seqs,
+Scores ScoreBatch(LanguageModel& m, const std::vector<std::vector<int32_t>>& seqs,
                   const std::vector<size_t>& order, int32_t last = 5) {
   Transformer& tf = m.transformer();
   std::vector<KvCache> caches;
@@ -191,7 +191,7 @@ Scores ScoreBatch(LlamaModel& m, const std::vector<std::vector<int32_t>>& seqs,
   return by_seq;
 }
 
-Scores ScoreAll(LlamaModel& m, const std::vector<std::vector<int32_t>>& seqs) {
+Scores ScoreAll(LanguageModel& m, const std::vector<std::vector<int32_t>>& seqs) {
   std::vector<size_t> order(seqs.size());
   std::iota(order.begin(), order.end(), 0);
   return ScoreBatch(m, seqs, order);
@@ -235,10 +235,10 @@ class CudaModelTest : public ::testing::Test {
     }
   }
 
-  static std::unique_ptr<LlamaModel> Load(const std::string& rel, Backend& b) {
+  static std::unique_ptr<LanguageModel> Load(const std::string& rel, Backend& b) {
     LoadOptions o;
     o.require_tokenizer = false;
-    auto m = LlamaModel::Load(SrcPath(rel), b, o);
+    auto m = LanguageModel::Load(SrcPath(rel), b, o);
     EXPECT_TRUE(m.ok()) << rel << ": " << m.status();
     return m.ok() ? std::move(*m) : nullptr;
   }
@@ -246,7 +246,7 @@ class CudaModelTest : public ::testing::Test {
   // Where `got` and the CPU disagree on the argmax, the CPU's own
   // log-probabilities of the two tokens must be within `tie` (a near-tie);
   // and such rows must be rare.
-  static void ExpectSameArgmaxExceptNearTies(LlamaModel& cpu_model,
+  static void ExpectSameArgmaxExceptNearTies(LanguageModel& cpu_model,
                                              const std::vector<std::vector<int32_t>>& seqs,
                                              const Scores& cpu, const Scores& got, double tie,
                                              const std::string& what) {

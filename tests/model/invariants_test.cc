@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "model/safetensors_writer.h"
 #include "tests/testing/test_util.h"
 
@@ -29,12 +29,12 @@ class InvariantsTest : public ::testing::Test {
  public:
   kernels::CpuBackend backend_{2};
 
-  std::unique_ptr<LlamaModel> Load(const std::string& dir,
+  std::unique_ptr<LanguageModel> Load(const std::string& dir,
                                    std::optional<double> t = std::nullopt) {
     LoadOptions o;
     o.require_tokenizer = false;
     o.focal_temperature = t;
-    auto m = LlamaModel::Load(dir, backend_, o);
+    auto m = LanguageModel::Load(dir, backend_, o);
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? std::move(*m) : nullptr;
   }
@@ -52,7 +52,7 @@ class InvariantsTest : public ::testing::Test {
 
   // Scores of every next token in each sequence, all sequences packed in
   // `order` into one forward call.
-  std::vector<std::vector<TokenScore>> ScoreBatch(LlamaModel& m,
+  std::vector<std::vector<TokenScore>> ScoreBatch(LanguageModel& m,
                                                   const std::vector<std::vector<int32_t>>& seqs,
                                                   const std::vector<size_t>& order) {
     Transformer& tf = m.transformer();
@@ -78,7 +78,7 @@ class InvariantsTest : public ::testing::Test {
     return by_seq;
   }
 
-  std::vector<std::vector<TokenScore>> ScoreAll(LlamaModel& m,
+  std::vector<std::vector<TokenScore>> ScoreAll(LanguageModel& m,
                                                 const std::vector<std::vector<int32_t>>& seqs) {
     std::vector<size_t> order(seqs.size());
     std::iota(order.begin(), order.end(), 0);
@@ -149,7 +149,7 @@ TEST_F(InvariantsTest, PinnedLearnedTauEqualsBase) {
 
 // One call for the whole sequence vs feeding it one token at a time through
 // the cache. Same math, different BLAS shapes: equal to rounding.
-void ExpectOneShotEqualsIncremental(InvariantsTest* t, LlamaModel& m) {
+void ExpectOneShotEqualsIncremental(InvariantsTest* t, LanguageModel& m) {
   auto seqs = InvariantsTest::Sequences(static_cast<int>(m.config().vocab_size));
   Transformer& tf = m.transformer();
   for (const auto& seq : seqs) {

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::model {
@@ -58,7 +58,7 @@ TEST(Llama2cConverterTest, PermutesQkRowsToRotateHalf) {
   }
   // The directory loads as a model, tokenizer included.
   kernels::CpuBackend backend(1);
-  auto m = LlamaModel::Load(dir + "/out", backend);
+  auto m = LanguageModel::Load(dir + "/out", backend);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_TRUE((*m)->config().tie_word_embeddings);
   EXPECT_EQ((*m)->config().max_position_embeddings, 32);

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "model/safetensors_writer.h"
 #include "tests/testing/test_util.h"
 
@@ -38,11 +38,11 @@ class ModelLoadingTest : public ::testing::Test {
  protected:
   kernels::CpuBackend backend_{2};
 
-  absl::StatusOr<std::unique_ptr<LlamaModel>> Load(const std::string& dir,
+  absl::StatusOr<std::unique_ptr<LanguageModel>> Load(const std::string& dir,
                                                    bool require_tokenizer = false) {
     LoadOptions o;
     o.require_tokenizer = require_tokenizer;
-    return LlamaModel::Load(dir, backend_, o);
+    return LanguageModel::Load(dir, backend_, o);
   }
   std::string Copy() { return testing::CopyDirToTemp(testing::SourcePath(kGqa), "load"); }
   void EditConfig(const std::string& dir, const std::string& from, const std::string& to) {
@@ -67,13 +67,13 @@ TEST_F(ModelLoadingTest, ValidateOnlyChecksWithoutUploading) {
   LoadOptions o;
   o.require_tokenizer = false;
   o.validate_only = true;
-  auto m = LlamaModel::Load(testing::SourcePath(kGqa), backend_, o);
+  auto m = LanguageModel::Load(testing::SourcePath(kGqa), backend_, o);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ((*m)->weights().embed.tensor().data, nullptr);
   EXPECT_GT((*m)->weights().num_parameters, 0);
   std::string dir = Copy();
   EditConfig(dir, "\"intermediate_size\": 172", "\"intermediate_size\": 170");
-  EXPECT_THAT(LlamaModel::Load(dir, backend_, o),
+  EXPECT_THAT(LanguageModel::Load(dir, backend_, o),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gate_proj")));
 }
 
@@ -149,7 +149,7 @@ TEST_F(ModelLoadingTest, RetrofitOfLearnedCheckpointIgnoresTau) {
   LoadOptions o;
   o.require_tokenizer = false;
   o.focal_temperature = 0.4;
-  auto m = LlamaModel::Load(testing::SourcePath("tests/testdata/models/focal_learned_token"),
+  auto m = LanguageModel::Load(testing::SourcePath("tests/testdata/models/focal_learned_token"),
                             backend_, o);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ((*m)->config().Variant(), "focal(t=0.4, retrofit)");

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::model {
@@ -21,7 +21,7 @@ void ExpectMatchesGolden(const std::string& model_dir, const std::string& golden
   kernels::CpuBackend backend(2);
   LoadOptions opts;
   opts.require_tokenizer = false;
-  auto m = LlamaModel::Load(model_dir, backend, opts);
+  auto m = LanguageModel::Load(model_dir, backend, opts);
   ASSERT_TRUE(m.ok()) << m.status();
   auto seqs = testing::ReadGoldenLogprobs(golden);
   ASSERT_FALSE(seqs.empty()) << golden;

@@ -6,9 +6,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "harness/base/json.h"
+#include "base/json.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "model/llama_model.h"
+#include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::model {
@@ -17,12 +17,12 @@ namespace {
 class Stories260KTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto m = LlamaModel::Load(testing::SourcePath("model/assets/stories260K"), backend_);
+    auto m = LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend_);
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = std::move(*m);
   }
   kernels::CpuBackend backend_{2};
-  std::unique_ptr<LlamaModel> model_;
+  std::unique_ptr<LanguageModel> model_;
 };
 
 TEST_F(Stories260KTest, GreedyFromBosMatchesHfFor200Tokens) {

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// File helpers: whole-file reads, read-only memory maps, atomic writes.
+#ifndef FOCAL_BASE_FILE_UTIL_H_
+#define FOCAL_BASE_FILE_UTIL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace focal {
+
+// Reads a whole file. NotFound if it does not exist; errors name the path.
+absl::StatusOr<std::string> ReadFile(absl::string_view path);
+
+// Writes `contents` to `path` atomically: a temp file in the same directory,
+// fsync, then rename, so readers never see a partial file.
+absl::Status WriteFileAtomic(absl::string_view path, absl::string_view contents);
+
+// A read-only memory map of a whole file. Move-only; unmaps on destruction.
+class MappedFile {
+ public:
+  static absl::StatusOr<MappedFile> Open(absl::string_view path);
+  MappedFile() = default;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+}  // namespace focal
+
+#endif  // FOCAL_BASE_FILE_UTIL_H_

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/long_context_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "datasets/hotpotqa_long.h"
+#include "datasets/ruler.h"
+#include "base/asset_root.h"
+#include "base/json.h"
+#include "engine/jsonl_log.h"
+#include "base/sha256.h"
+#include "base/status_macros.h"
+#include "engine/generator.h"
+#include "model/memory_estimate.h"
+#include "model/safetensors_writer.h"
+#include "reports/ruler_summary.h"
+#include "tasks/metrics.h"
+#include "tasks/qa_metrics.h"
+#include "tasks/ruler_metrics.h"
+
+namespace focal::engine {
+namespace {
+
+constexpr char kHotpot[] = "hotpotqa_long";
+
+struct CachedGeneration {
+  std::string text;
+  std::string finish;
+};
+
+// Finished generations by request key, kept in a JSONL log so an
+// interrupted long-context run resumes.
+class GenerationCache {
+ public:
+  absl::Status Open(const std::string& path) {
+    FOCAL_ASSIGN_OR_RETURN(JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
+      const JsonValue* k = v.Find("k");
+      const JsonValue* t = v.Find("text");
+      const JsonValue* f = v.Find("finish");
+      if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
+        map_[k->string_value()] = {t->string_value(), f->string_value()};
+      }
+    }));
+    log_ = std::move(log);
+    return absl::OkStatus();
+  }
+  const CachedGeneration* Find(const std::string& k) const {
+    auto it = map_.find(k);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  absl::Status Add(const std::string& k, const CachedGeneration& g) {
+    map_[k] = g;
+    if (!log_.has_value()) return absl::OkStatus();
+    return log_->Append(absl::StrCat("{\"k\":\"", k, "\",\"text\":", model::JsonQuote(g.text),
+                                     ",\"finish\":", model::JsonQuote(g.finish), "}\n"));
+  }
+
+ private:
+  std::optional<JsonlLog> log_;
+  absl::flat_hash_map<std::string, CachedGeneration> map_;
+};
+
+std::string RequestKey(const GenerationRequest& r) {
+  Sha256 h;
+  h.Update(r.prompt.data(), r.prompt.size() * sizeof(int32_t));
+  h.Update(&r.max_new_tokens, sizeof(r.max_new_tokens));
+  for (const std::string& s : r.stop) {
+    h.Update(s);
+    h.Update("\x00", 1);
+  }
+  return h.HexDigest();
+}
+
+std::string DataFile(const LongContextOptions& o, const std::string& shared_rel,
+                     const std::string& bundled_rel) {
+  return o.data_dir.empty() ? absl::StrCat(AssetRoot(), "/", bundled_rel)
+                            : absl::StrCat(o.data_dir, "/", shared_rel);
+}
+
+std::string DetailsKey(const std::string& task, int64_t length, double depth) {
+  std::string k = absl::StrCat(task, "@", length);
+  if (depth >= 0) absl::StrAppend(&k, "@", depth);
+  return k;
+}
+
+struct Job {
+  datasets::GenerationSample sample;
+  double depth = -1;
+  GenerationRequest request;
+};
+
+// Token positions [begin, end) of the byte spans "b-e,b-e" in a prompt:
+// begin is the token count of the text before the span minus one (the
+// separator before a needle may share its first token), end the count
+// through the span.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SpanTokens(
+    const std::string& input, const std::string& spans, const datasets::TokenCounter& count) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (absl::string_view sp : absl::StrSplit(spans, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> be = absl::StrSplit(sp, '-');
+    size_t b = 0, e = 0;
+    if (!absl::SimpleAtoi(be.first, &b) || !absl::SimpleAtoi(be.second, &e) || b > e ||
+        e > input.size()) {
+      return absl::InternalError(absl::StrCat("bad needle span '", sp, "'"));
+    }
+    FOCAL_ASSIGN_OR_RETURN(int64_t tb, count(absl::string_view(input).substr(0, b)));
+    FOCAL_ASSIGN_OR_RETURN(int64_t te, count(absl::string_view(input).substr(0, e)));
+    out.emplace_back(std::max<int64_t>(tb - 1, 0), te);
+  }
+  return out;
+}
+
+// The attention diagnostics of the first `attention_samples` prompts of each
+// task and length: the last prompt token is probed (the position that starts
+// the answer), with the queried needles as key ranges on RULER NIAH tasks.
+absl::Status ProbeAttention(model::LanguageModel& model, const LongContextOptions& o,
+                            const datasets::TokenCounter& count, const std::vector<Job>& jobs,
+                            std::map<std::string, TaskDetails>& details) {
+  std::map<std::string, std::vector<ProbeInput>> probes;
+  for (const Job& j : jobs) {
+    std::vector<ProbeInput>& ps = probes[DetailsKey(j.sample.task, j.sample.length, j.depth)];
+    if (static_cast<int64_t>(ps.size()) >= o.attention_samples) continue;
+    ProbeInput p;
+    p.tokens = j.request.prompt;
+    p.row = static_cast<int64_t>(p.tokens.size()) - 1;
+    if (auto it = j.sample.meta.find("query_needle_spans"); it != j.sample.meta.end()) {
+      FOCAL_ASSIGN_OR_RETURN(p.key_ranges, SpanTokens(j.sample.input, it->second, count));
+    }
+    ps.push_back(std::move(p));
+  }
+  for (const auto& [key, ps] : probes) {
+    FOCAL_ASSIGN_OR_RETURN(details[key].attention,
+                           MeasureAttention(model.transformer(), ps, o.prefill_chunk));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsLongContextName(absl::string_view name) {
+  return name == "ruler" || name == "long_context" || name == kHotpot ||
+         absl::StartsWith(name, "ruler_");
+}
+
+absl::StatusOr<std::vector<std::string>> ResolveLongContextTasks(
+    const std::vector<std::string>& names) {
+  const std::vector<std::string> ruler = datasets::RulerTaskNames();
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (const std::string& n : names) {
+    if (n == "ruler" || n == "long_context") {
+      for (const std::string& r : ruler) add(r);
+      if (n == "long_context") add(kHotpot);
+    } else if (n == kHotpot || std::find(ruler.begin(), ruler.end(), n) != ruler.end()) {
+      add(n);
+    } else {
+      return absl::NotFoundError(absl::StrCat("unknown long-context task '", n, "' (known: ruler, ",
+                                              absl::StrJoin(ruler, ", "), ", ", kHotpot, ")"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text) {
+  std::vector<int64_t> out;
+  for (absl::string_view p : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    int64_t v;
+    if (!absl::SimpleAtoi(p, &v) || v <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--lengths: '", p, "' is not a positive integer"));
+    }
+    if (!out.empty() && v <= out.back()) {
+      return absl::InvalidArgumentError("--lengths must be strictly increasing, e.g. 4096,8192");
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return absl::InvalidArgumentError("--lengths is empty");
+  return out;
+}
+
+absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text) {
+  if (text == "sweep") return datasets::HotpotQaSweepDepths();
+  double d;
+  if (!absl::SimpleAtod(text, &d) || d < 0 || d > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gold-depth '", text, "' must be a number in [0, 1] or 'sweep'"));
+  }
+  return std::vector<double>{d};
+}
+
+absl::Status RunLongContext(model::LanguageModel& model, const LongContextOptions& o,
+                            reports::ModelRun& run, std::string& samples_log,
+                            std::map<std::string, TaskDetails>* details) {
+  const model::ModelConfig& cfg = model.config();
+  const model::Tokenizer& tok = *model.tokenizer();
+  const int64_t max_len = o.lengths.back();
+  if (max_len > cfg.max_position_embeddings && !o.allow_length_extrapolation) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "--lengths up to ", max_len, " exceed the model's max_position_embeddings (",
+        cfg.max_position_embeddings, "); use shorter lengths or --allow-length-extrapolation"));
+  }
+  // Memory is computed before anything runs, and a run that cannot fit stops.
+  kernels::Backend& backend = model.transformer().backend();
+  const int64_t need =
+      model::EstimateGenerationBytes(cfg, max_len, o.prefill_chunk, o.max_batch, backend);
+  const int64_t avail = backend.AvailableMemoryBytes();
+  std::cerr << absl::StrFormat(
+      "long-context: lengths up to %d tokens need ~%.1f MiB (KV cache + one %d-token prefill "
+      "chunk + workspaces) beside the weights; %.1f MiB available on %s\n",
+      max_len, need / 1048576.0, o.prefill_chunk, avail / 1048576.0, backend.name());
+  if (avail > 0 && need > avail) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the run needs ~%.0f MiB but %.0f MiB are available on %s: lower --lengths, "
+        "--prefill-chunk or --gen-batch",
+        need / 1048576.0, avail / 1048576.0, backend.name()));
+  }
+  run.set_length_extrapolated(max_len > cfg.max_position_embeddings);
+  run.set_memory_estimate_bytes(need);
+
+  datasets::LongContextOptions lc;
+  lc.seed = o.seed;
+  lc.num_samples = o.samples;
+  lc.essay_haystack = DataFile(o, "haystack/PaulGrahamEssays.json",
+                               "datasets/samples/haystack_essays.json");
+  lc.squad = DataFile(o, "squad/xquad.en.json", "datasets/samples/squad_sample.json");
+  lc.hotpotqa = DataFile(o, "hotpotqa/hotpot_dev_distractor_500.jsonl",
+                         "datasets/samples/hotpotqa_sample.jsonl");
+  lc.word_list = absl::StrCat(AssetRoot(), "/datasets/words/ruler_words.txt");
+  lc.count_tokens = [&](absl::string_view text) -> absl::StatusOr<int64_t> {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, o.add_bos));
+    return static_cast<int64_t>(ids.size());
+  };
+
+  // Build every sample first: bad data or lengths fail before any compute.
+  std::vector<Job> jobs;
+  for (const std::string& task : o.tasks) {
+    for (int64_t len : o.lengths) {
+      const std::vector<double> depths =
+          task == kHotpot ? o.gold_depths : std::vector<double>{-1.0};
+      for (double depth : depths) {
+        auto samples = task == kHotpot ? datasets::MakeHotpotQaLongSamples(len, depth, lc)
+                                       : datasets::MakeRulerSamples(task, len, lc);
+        if (!samples.ok()) {
+          return Annotate(samples.status(), absl::StrCat(task, " at ", len, " tokens"));
+        }
+        for (datasets::GenerationSample& s : *samples) {
+          if (s.index % o.shard_count != o.shard_index) continue;
+          Job j;
+          FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
+          j.request.max_new_tokens = s.max_new_tokens;
+          j.request.stop = s.stop;
+          j.sample = std::move(s);
+          j.depth = depth;
+          jobs.push_back(std::move(j));
+        }
+      }
+    }
+  }
+  // Generate what the cache does not already hold.
+  GenerationCache cache;
+  FOCAL_RETURN_IF_ERROR(cache.Open(o.cache_path));
+  std::vector<GenerationRequest> todo;
+  std::vector<size_t> todo_job;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (cache.Find(RequestKey(jobs[i].request)) == nullptr) {
+      todo.push_back(jobs[i].request);
+      todo_job.push_back(i);
+    }
+  }
+  GenerationOptions go;
+  go.prefill_chunk = o.prefill_chunk;
+  go.max_batch = o.max_batch;
+  go.stop_ids = model.StopIds();
+  const bool tty = o.progress && ::isatty(2);
+  go.progress = [&](int64_t done, int64_t total) {
+    if (tty) std::cerr << "\rgenerating: " << done << "/" << total << " samples" << std::flush;
+  };
+  // Generate in slices so finished work reaches the cache as it goes.
+  const size_t slice = static_cast<size_t>(std::max<int64_t>(o.max_batch, 1)) * 4;
+  for (size_t b = 0; b < todo.size(); b += slice) {
+    const size_t e = std::min(todo.size(), b + slice);
+    FOCAL_ASSIGN_OR_RETURN(
+        std::vector<GenerationResult> res,
+        GenerateGreedy(model.transformer(), tok, absl::MakeConstSpan(todo).subspan(b, e - b), go));
+    for (size_t k = 0; k < res.size(); ++k) {
+      FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
+    }
+  }
+  if (tty && !todo.empty()) std::cerr << "\n";
+  run.set_cached_requests(run.cached_requests() +
+                          static_cast<int64_t>(jobs.size() - todo.size()));
+
+  // Score: per task, length (and gold depth) the mean of per-sample scores x 100.
+  struct Key {
+    std::string task;
+    int64_t length;
+    double depth;
+    bool operator<(const Key& k) const {
+      return std::tie(task, length, depth) < std::tie(k.task, k.length, k.depth);
+    }
+  };
+  std::map<Key, std::map<std::string, std::vector<double>>> scores;
+  std::map<Key, std::vector<reports::DocValues>> shard_docs;  // sharded runs only
+  for (const Job& j : jobs) {
+    const CachedGeneration& g = *cache.Find(RequestKey(j.request));
+    const datasets::GenerationSample& s = j.sample;
+    std::map<std::string, double> m;
+    if (s.task == kHotpot) {
+      // LongBench: the answer is the first line of the generation.
+      const std::string pred = tasks::QaPrediction(g.text);
+      m["exact_match"] = tasks::ExactMatch(pred, s.outputs);
+      m["f1"] = tasks::TokenF1(pred, s.outputs);
+      m["substring_match"] = tasks::SubstringMatch(pred, s.outputs);
+    } else {
+      FOCAL_ASSIGN_OR_RETURN(tasks::RulerMetric metric, tasks::RulerMetricFor(s.task));
+      m[metric == tasks::RulerMetric::kStringMatchAll ? "string_match_all" : "string_match_part"] =
+          tasks::RulerScore(metric, g.text, s.outputs);
+    }
+    for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
+    if (o.shard_count > 1) {
+      reports::DocValues dv;
+      dv.set_doc_index(s.index);
+      dv.set_context_length(s.length);
+      if (j.depth >= 0) dv.set_gold_depth(j.depth);
+      for (const auto& [k, v] : m) dv.add_values(100.0 * v);  // metric order: by name, as below
+      shard_docs[{s.task, s.length, j.depth}].push_back(std::move(dv));
+    }
+    if (details != nullptr) {
+      TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
+      for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
+      // Paired comparisons need the very same prompts: chain their checksums.
+      d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
+    }
+    std::string line = absl::StrCat(
+        "{\"model\": ", model::JsonQuote(run.model_path()), ", \"variant\": ",
+        model::JsonQuote(run.variant()), ", \"task\": ", model::JsonQuote(s.task),
+        ", \"length\": ", s.length, ", \"index\": ", s.index);
+    if (j.depth >= 0) absl::StrAppend(&line, ", \"gold_depth\": ", j.depth);
+    absl::StrAppend(&line, ", \"prompt_sha256\": \"", Sha256Hex(s.input),
+                    "\", \"prompt_tokens\": ", j.request.prompt.size(),
+                    ", \"max_new_tokens\": ", s.max_new_tokens, ", \"meta\": {");
+    bool first = true;
+    for (const auto& [k, v] : s.meta) {
+      absl::StrAppend(&line, first ? "" : ", ", model::JsonQuote(k), ": ", model::JsonQuote(v));
+      first = false;
+    }
+    absl::StrAppend(&line, "}, \"gold\": [");
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      absl::StrAppend(&line, k ? ", " : "", model::JsonQuote(s.outputs[k]));
+    }
+    absl::StrAppend(&line, "], \"prediction\": ", model::JsonQuote(g.text),
+                    ", \"finish\": ", model::JsonQuote(g.finish), ", \"scores\": {");
+    first = true;
+    for (const auto& [k, v] : m) {
+      absl::StrAppend(&line, first ? "" : ", ", model::JsonQuote(k), ": ", v);
+      first = false;
+    }
+    absl::StrAppend(&samples_log, line, "}}\n");
+  }
+  if (details != nullptr && o.attention_samples > 0) {
+    FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
+  }
+  std::map<std::string, reports::TaskResult*> results;
+  for (const auto& [key, metrics] : scores) {
+    reports::TaskResult*& tr = results[key.task];
+    if (tr == nullptr) {
+      tr = run.add_tasks();
+      tr->set_task(key.task);
+      tr->set_version(1);
+    }
+    for (const auto& [name, xs] : metrics) {
+      std::vector<double> pct;
+      for (double x : xs) pct.push_back(100.0 * x);
+      reports::MetricValue* mv = tr->add_metrics();
+      mv->set_name(name);
+      mv->set_value(tasks::Mean(pct));
+      mv->set_stderr(tasks::MeanStderr(pct));
+      mv->set_n(static_cast<int64_t>(xs.size()));
+      mv->set_higher_is_better(true);
+      mv->set_context_length(key.length);
+      if (key.depth >= 0) mv->set_gold_depth(key.depth);
+    }
+    for (reports::DocValues& dv : shard_docs[key]) *tr->add_docs() = std::move(dv);
+    tr->set_num_docs(tr->num_docs() + static_cast<int64_t>(metrics.begin()->second.size()));
+    tr->set_num_requests(tr->num_docs());
+  }
+  // RULER's headline: the mean over tasks per length, and the effective length.
+  return reports::SetRulerSummary(run);
+}
+
+}  // namespace focal::engine

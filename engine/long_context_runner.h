@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// The long-context half of `focal-eval run`: RULER-style tasks and
+// hotpotqa_long, built per context length with the model's tokenizer, run
+// through greedy generation, scored per task and length.
+#ifndef FOCAL_ENGINE_LONG_CONTEXT_RUNNER_H_
+#define FOCAL_ENGINE_LONG_CONTEXT_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/language_model.h"
+#include "engine/task_details.h"
+#include "reports/results.pb.h"
+
+namespace focal::engine {
+
+struct LongContextOptions {
+  std::vector<std::string> tasks;      // resolved long-context task names
+  std::vector<int64_t> lengths;        // ascending, > 0
+  int64_t samples = 500;               // per task and length (RULER's default)
+  std::vector<double> gold_depths;     // hotpotqa_long; one or the sweep
+  uint64_t seed = 42;                  // RULER's random_seed
+  std::string data_dir;                // ../shared/data layout; empty = bundled samples
+  bool allow_length_extrapolation = false;
+  int64_t prefill_chunk = 2048;
+  int64_t max_batch = 8;
+  int threads = 0;
+  bool add_bos = true;
+  std::string cache_path;              // generation resume cache (JSONL); empty = none
+  bool progress = true;
+  // Attention diagnostics on the first N samples of each task and length
+  // (RULER needle tasks also report the mass on the queried needles).
+  int64_t attention_samples = 0;
+  // --shard I/N: every N-th sample (by index) of each task and length, with
+  // per-sample values kept so `merge` recomputes every metric.
+  int shard_index = 0;
+  int shard_count = 1;
+};
+
+// True for "ruler", "long_context", "ruler_<task>" and "hotpotqa_long".
+bool IsLongContextName(absl::string_view name);
+// Expands groups into task names (RULER's 13 and/or hotpotqa_long); unknown
+// names are NotFound.
+absl::StatusOr<std::vector<std::string>> ResolveLongContextTasks(
+    const std::vector<std::string>& names);
+// Parses "4096,8192" (ascending, positive) and "0.5" / "sweep".
+absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);
+absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
+
+// Runs the tasks for one loaded model, appending TaskResults (metrics keyed
+// by context_length) and the per-length summary to `run`, and per-sample
+// JSON lines to `samples`.
+// `details` (optional) receives per-sample scores keyed "task@length" or
+// "task@length@depth".
+absl::Status RunLongContext(model::LanguageModel& model, const LongContextOptions& options,
+                            reports::ModelRun& run, std::string& samples,
+                            std::map<std::string, TaskDetails>* details = nullptr);
+
+}  // namespace focal::engine
+
+#endif  // FOCAL_ENGINE_LONG_CONTEXT_RUNNER_H_

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/scorer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/json.h"
+#include "base/sha256.h"
+#include "base/status_macros.h"
+
+namespace focal::engine {
+namespace {
+
+// Python's str.isspace() for the ASCII range (lm-eval uses rstrip()).
+bool IsPySpace(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+}  // namespace
+
+std::string TokenizedRequest::Key() const {
+  Sha256 h;
+  const uint64_t n = input.size();
+  h.Update(&n, sizeof(n));
+  h.Update(input.data(), input.size() * sizeof(int32_t));
+  h.Update(continuation.data(), continuation.size() * sizeof(int32_t));
+  return h.HexDigest();
+}
+
+absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bool add_bos,
+                                                 int64_t max_length,
+                                                 const tasks::LoglikelihoodRequest& req) {
+  std::string context = req.context, continuation = req.continuation;
+  std::vector<int32_t> ctx, cont;
+  if (context.empty()) {
+    const int32_t prefix = tok.bos_id() >= 0 ? tok.bos_id() : tok.eos_id();
+    ctx = {prefix};
+    FOCAL_ASSIGN_OR_RETURN(cont, tok.Encode(continuation, /*add_bos=*/false));
+  } else {
+    size_t keep = context.size();
+    while (keep > 0 && IsPySpace(static_cast<unsigned char>(context[keep - 1]))) --keep;
+    continuation = context.substr(keep) + continuation;
+    context.resize(keep);
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> whole, tok.Encode(context + continuation, add_bos));
+    FOCAL_ASSIGN_OR_RETURN(ctx, tok.Encode(context, add_bos));
+    if (whole.size() >= ctx.size()) cont.assign(whole.begin() + ctx.size(), whole.end());
+  }
+  if (cont.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "continuation '", req.continuation, "' encodes to no tokens after context '",
+        req.context.substr(0, 60), "...'"));
+  }
+  TokenizedRequest out;
+  if (static_cast<int64_t>(cont.size()) > max_length) {
+    // The continuation alone overflows the window (e.g. a 624-token PIQA
+    // solution at 512 positions): only its last max_length tokens can be
+    // predicted from inside the window, so only they are scored, and the
+    // request is counted as truncated. (lm-eval has no defined result here.)
+    cont.erase(cont.begin(), cont.end() - max_length);
+    out.continuation_truncated = true;
+  }
+  std::vector<int32_t> full = ctx;
+  full.insert(full.end(), cont.begin(), cont.end());
+  // lm-eval: (context + continuation)[-(max_length + 1):][:-1].
+  const int64_t keep_from =
+      std::max<int64_t>(0, static_cast<int64_t>(full.size()) - (max_length + 1));
+  out.truncated = keep_from > 0 || out.continuation_truncated;
+  out.input.assign(full.begin() + keep_from, full.end() - 1);
+  out.continuation = std::move(cont);
+  return out;
+}
+
+absl::StatusOr<ResultCache> ResultCache::Open(const std::string& path) {
+  absl::flat_hash_map<std::string, tasks::LoglikelihoodResult> map;
+  FOCAL_ASSIGN_OR_RETURN(JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
+    const JsonValue* k = v.Find("k");
+    const JsonValue* ll = v.Find("ll");
+    const JsonValue* g = v.Find("g");
+    if (k && k->is_string() && ll && ll->is_number() && g && g->is_bool()) {
+      map[k->string_value()] = {ll->number(), g->bool_value()};
+    }
+  }));
+  ResultCache c(std::move(log));
+  c.map_ = std::move(map);
+  return c;
+}
+
+const tasks::LoglikelihoodResult* ResultCache::Find(const std::string& key) const {
+  auto it = map_.find(key);
+  return it == map_.end() ? nullptr : &it->second;
+}
+
+absl::Status ResultCache::Add(
+    const std::vector<std::pair<std::string, tasks::LoglikelihoodResult>>& items) {
+  std::string text;
+  for (const auto& [k, r] : items) {
+    map_[k] = r;
+    // %.17g round-trips a double exactly.
+    absl::StrAppend(&text, "{\"k\":\"", k, "\",\"ll\":", absl::StrFormat("%.17g", r.ll),
+                    ",\"g\":", r.is_greedy ? "true" : "false", "}\n");
+  }
+  return log_.Append(text);
+}
+
+absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
+    model::Transformer& tf, absl::Span<const TokenizedRequest> requests, ResultCache& cache,
+    const ScorerOptions& options, ScoreStats* stats) {
+  const int64_t total = static_cast<int64_t>(requests.size());
+  std::vector<tasks::LoglikelihoodResult> results(total);
+  // Distinct requests still to compute, grouped by their shared prefix: the
+  // input minus the rows that are scored.
+  struct Unit {
+    std::vector<int32_t> feed;            // [last context token] + continuation[:-1]
+    const std::vector<int32_t>* targets;  // the continuation
+    std::string key;
+    std::vector<int64_t> owners;          // indices into `requests`
+  };
+  struct Group {
+    std::vector<int32_t> prefix;
+    std::vector<Unit> units;
+    int64_t tokens = 0;
+  };
+  std::map<std::vector<int32_t>, Group> groups;
+  std::map<std::string, std::pair<std::vector<int32_t>, size_t>> unit_of_key;
+  int64_t done = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    const TokenizedRequest& r = requests[i];
+    std::string key = r.Key();
+    if (const auto* hit = cache.Find(key)) {
+      results[i] = *hit;
+      ++done;
+      if (stats) ++stats->cached;
+      continue;
+    }
+    if (auto it = unit_of_key.find(key); it != unit_of_key.end()) {
+      groups[it->second.first].units[it->second.second].owners.push_back(i);
+      continue;
+    }
+    const int64_t split = static_cast<int64_t>(r.input.size() - r.continuation.size());
+    std::vector<int32_t> prefix(r.input.begin(), r.input.begin() + split);
+    Group& g = groups[prefix];
+    g.prefix = prefix;
+    g.units.push_back({std::vector<int32_t>(r.input.begin() + split, r.input.end()), &r.continuation,
+                       key, {i}});
+    unit_of_key[key] = {prefix, g.units.size() - 1};
+  }
+  // Longest first (lm-eval's order): the biggest batch comes first, so a
+  // memory problem shows at once and the ETA errs on the safe side.
+  std::vector<Group*> order;
+  for (auto& [p, g] : groups) {
+    g.tokens = static_cast<int64_t>(g.prefix.size());
+    for (const Unit& u : g.units) g.tokens += static_cast<int64_t>(u.feed.size());
+    order.push_back(&g);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    return a->prefix.size() + a->units[0].feed.size() > b->prefix.size() + b->units[0].feed.size();
+  });
+  int64_t tokens = 0;
+  for (size_t gi = 0; gi < order.size();) {
+    // A chunk of whole groups within the token budget (at least one group).
+    size_t gj = gi;
+    int64_t budget = 0;
+    while (gj < order.size() && (gj == gi || budget + order[gj]->tokens <= options.batch_tokens)) {
+      budget += order[gj]->tokens;
+      ++gj;
+    }
+    // Phase 1: each distinct prefix once, packed together.
+    std::vector<model::KvCache> prefix_caches;
+    std::vector<model::SeqInput> batch;
+    prefix_caches.reserve(gj - gi);
+    for (size_t g = gi; g < gj; ++g) {
+      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, tf.NewCache(order[g]->prefix.size() + 1));
+      prefix_caches.push_back(std::move(c));
+    }
+    for (size_t g = gi; g < gj; ++g) {
+      if (!order[g]->prefix.empty()) batch.push_back({&prefix_caches[g - gi], order[g]->prefix, {}, {}});
+    }
+    std::vector<std::vector<model::TokenScore>> out;
+    if (!batch.empty()) FOCAL_RETURN_IF_ERROR(tf.Forward(batch, out));
+    // Phase 2: every continuation against its own copy of the prefix cache.
+    std::vector<model::KvCache> caches;
+    std::vector<std::vector<int64_t>> rows;
+    std::vector<const Unit*> units;
+    for (size_t g = gi; g < gj; ++g) {
+      for (const Unit& u : order[g]->units) {
+        FOCAL_ASSIGN_OR_RETURN(model::KvCache c,
+                               prefix_caches[g - gi].Clone(tf.backend(),
+                                                           order[g]->prefix.size() + u.feed.size()));
+        caches.push_back(std::move(c));
+        std::vector<int64_t> r(u.feed.size());
+        for (size_t k = 0; k < r.size(); ++k) r[k] = static_cast<int64_t>(k);
+        rows.push_back(std::move(r));
+        units.push_back(&u);
+      }
+    }
+    batch.clear();
+    for (size_t k = 0; k < units.size(); ++k) {
+      batch.push_back({&caches[k], units[k]->feed, rows[k], *units[k]->targets});
+    }
+    FOCAL_RETURN_IF_ERROR(tf.Forward(batch, out));
+    std::vector<std::pair<std::string, tasks::LoglikelihoodResult>> fresh;
+    for (size_t k = 0; k < units.size(); ++k) {
+      tasks::LoglikelihoodResult res;
+      res.is_greedy = true;
+      for (size_t t = 0; t < out[k].size(); ++t) {
+        res.ll += out[k][t].logprob;
+        res.is_greedy = res.is_greedy && out[k][t].argmax == (*units[k]->targets)[t];
+      }
+      for (int64_t owner : units[k]->owners) results[owner] = res;
+      done += static_cast<int64_t>(units[k]->owners.size());
+      fresh.emplace_back(units[k]->key, res);
+    }
+    tokens += budget;
+    if (stats) {
+      stats->tokens_processed += budget;
+      stats->unique += static_cast<int64_t>(units.size());
+    }
+    FOCAL_RETURN_IF_ERROR(cache.Add(fresh));
+    if (options.progress) options.progress(done, total, tokens);
+    gi = gj;
+  }
+  return results;
+}
+
+}  // namespace focal::engine

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/language_model.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "base/file_util.h"
+#include "base/sha256.h"
+#include "base/status_macros.h"
+
+namespace focal::model {
+
+absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_view dir,
+                                                             kernels::Backend& backend,
+                                                             const LoadOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::string(dir), ec)) {
+    return absl::NotFoundError(absl::StrCat("model directory '", dir, "' does not exist"));
+  }
+  std::unique_ptr<LanguageModel> m(new LanguageModel());
+  m->dir_ = std::string(dir);
+  FOCAL_ASSIGN_OR_RETURN(m->config_, LoadModelConfig(dir));
+  if (options.focal_temperature.has_value()) {
+    FOCAL_RETURN_IF_ERROR(OverrideFocalTemperature(m->config_, *options.focal_temperature));
+  }
+  const std::string tok_path = absl::StrCat(dir, "/tokenizer.model");
+  if (std::filesystem::exists(tok_path, ec)) {
+    FOCAL_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::Load(tok_path));
+    if (tok.vocab_size() > m->config_.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          tok_path, ": tokenizer has ", tok.vocab_size(), " pieces but config.json vocab_size is ",
+          m->config_.vocab_size));
+    }
+    m->tokenizer_.emplace(std::move(tok));
+  } else if (options.require_tokenizer) {
+    return absl::NotFoundError(absl::StrCat("model directory '", dir,
+                                            "' has no tokenizer.model (sentencepiece)"));
+  }
+  FOCAL_ASSIGN_OR_RETURN(m->store_, TensorStore::OpenDir(dir));
+  FOCAL_ASSIGN_OR_RETURN(
+      m->weights_,
+      LoadLlamaWeights(m->config_, m->store_, options.validate_only ? nullptr : &backend));
+  if (!options.validate_only) {
+    m->transformer_ =
+        std::make_unique<Transformer>(m->config_, m->weights_, backend, options.transformer);
+  }
+  return m;
+}
+
+std::vector<int64_t> LanguageModel::StopIds() const {
+  if (!config_.eos_token_ids.empty()) return config_.eos_token_ids;
+  if (tokenizer_ && tokenizer_->eos_id() >= 0) return {tokenizer_->eos_id()};
+  return {};
+}
+
+absl::StatusOr<std::string> WeightsSha256(const TensorStore& store) {
+  Sha256 h;
+  for (const std::string& path : store.files()) {
+    FOCAL_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
+    h.Update(f.data(), f.size());
+  }
+  return h.HexDigest();
+}
+
+}  // namespace focal::model

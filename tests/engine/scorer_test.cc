@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shared scorer on the bundled model: lm-eval's tokenization, agreement
+// with a plain full-sequence forward pass, invariance to batch size and
+// order, and resuming from the cache.
+#include "engine/scorer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::engine {
+namespace {
+
+class ScorerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto m = model::LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend_);
+    ASSERT_TRUE(m.ok()) << m.status();
+    model_ = std::move(*m);
+  }
+  const model::Tokenizer& tok() { return *model_->tokenizer(); }
+  TokenizedRequest Tok(const std::string& ctx, const std::string& cont, int64_t max_len = 512) {
+    auto r = TokenizeRequest(tok(), true, max_len, {ctx, cont});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : TokenizedRequest{};
+  }
+  std::vector<TokenizedRequest> Requests() {
+    std::vector<TokenizedRequest> rs;
+    const char* ctx[] = {"Once upon a time, there was a", "The dog ran to the",
+                         "Lily and Tom went to the park. They saw a", ""};
+    const char* conts[] = {" little girl", " park", " big tree.", " ball", " tree"};
+    for (const char* c : ctx) {
+      for (const char* k : conts) rs.push_back(Tok(c, k));
+    }
+    rs.push_back(rs[3]);  // an exact duplicate
+    return rs;
+  }
+  kernels::CpuBackend backend_{2};
+  std::unique_ptr<model::LanguageModel> model_;
+};
+
+TEST_F(ScorerTest, EncodePairMovesTrailingSpaceAndSplitsJointEncoding) {
+  TokenizedRequest a = Tok("The dog ran to the ", "park");
+  TokenizedRequest b = Tok("The dog ran to the", " park");
+  EXPECT_EQ(a.input, b.input);
+  EXPECT_EQ(a.continuation, b.continuation);
+  auto whole = tok().Encode("The dog ran to the park", true);
+  auto ctx = tok().Encode("The dog ran to the", true);
+  ASSERT_TRUE(whole.ok() && ctx.ok());
+  EXPECT_EQ(b.continuation, std::vector<int32_t>(whole->begin() + ctx->size(), whole->end()));
+  std::vector<int32_t> expect_input(whole->begin(), whole->end() - 1);
+  EXPECT_EQ(b.input, expect_input);
+  // Empty context: [BOS] then the continuation encoded alone.
+  TokenizedRequest e = Tok("", " park");
+  EXPECT_EQ(e.input.front(), 1);
+  auto cont = tok().Encode(" park", false);
+  EXPECT_EQ(e.continuation, *cont);
+}
+
+TEST_F(ScorerTest, LeftTruncationLikeLmEval) {
+  TokenizedRequest full = Tok("one two three four five six seven eight", " nine");
+  TokenizedRequest cut = Tok("one two three four five six seven eight", " nine", 6);
+  EXPECT_FALSE(full.truncated);
+  EXPECT_TRUE(cut.truncated);
+  ASSERT_EQ(cut.input.size(), 6u);
+  // The last 6 tokens of (context + continuation)[:-1].
+  EXPECT_TRUE(std::equal(cut.input.begin(), cut.input.end(), full.input.end() - 6));
+  // A continuation longer than the window: its last max_length tokens are
+  // scored, from a window that holds only continuation tokens.
+  auto huge = TokenizeRequest(tok(), true, 3, {"a", " very long continuation here"});
+  ASSERT_TRUE(huge.ok());
+  EXPECT_TRUE(huge->continuation_truncated);
+  EXPECT_EQ(huge->continuation.size(), 3u);
+  EXPECT_EQ(huge->input.size(), 3u);
+  TokenizedRequest ref = Tok("a", " very long continuation here");
+  EXPECT_TRUE(std::equal(huge->continuation.begin(), huge->continuation.end(),
+                         ref.continuation.end() - 3));
+}
+
+TEST_F(ScorerTest, MatchesOneFullForwardPerRequest) {
+  auto reqs = Requests();
+  auto cache = ResultCache::Open("");
+  ASSERT_TRUE(cache.ok());
+  ScoreStats stats;
+  auto got = ScoreRequests(model_->transformer(), reqs, *cache, {}, &stats);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(stats.unique, static_cast<int64_t>(reqs.size()) - 1);  // the duplicate is free
+  model::Transformer& tf = model_->transformer();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const auto& r = reqs[i];
+    auto c = tf.NewCache(r.input.size());
+    std::vector<int64_t> rows;
+    const size_t first = r.input.size() - r.continuation.size();
+    for (size_t k = first; k < r.input.size(); ++k) rows.push_back(static_cast<int64_t>(k));
+    model::SeqInput in{&*c, r.input, rows, r.continuation};
+    std::vector<std::vector<model::TokenScore>> out;
+    FOCAL_ASSERT_OK(tf.Forward(absl::MakeConstSpan(&in, 1), out));
+    double ll = 0;
+    bool greedy = true;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      ll += out[0][k].logprob;
+      greedy = greedy && out[0][k].argmax == r.continuation[k];
+    }
+    EXPECT_NEAR((*got)[i].ll, ll, 1e-5) << i;
+    EXPECT_EQ((*got)[i].is_greedy, greedy) << i;
+  }
+}
+
+TEST_F(ScorerTest, InvariantToBatchSizeAndOrder) {
+  auto reqs = Requests();
+  auto score = [&](std::vector<TokenizedRequest> rs, int64_t budget) {
+    auto cache = ResultCache::Open("");
+    ScorerOptions o;
+    o.batch_tokens = budget;
+    auto r = ScoreRequests(model_->transformer(), rs, *cache, o, nullptr);
+    EXPECT_TRUE(r.ok());
+    return *r;
+  };
+  auto base = score(reqs, 4096);
+  for (int64_t budget : {1, 7, 40, 1000000}) {
+    auto other = score(reqs, budget);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      ASSERT_EQ(other[i].ll, base[i].ll) << "budget " << budget << " request " << i;
+      ASSERT_EQ(other[i].is_greedy, base[i].is_greedy);
+    }
+  }
+  std::vector<size_t> perm(reqs.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(5));
+  std::vector<TokenizedRequest> shuffled;
+  for (size_t p : perm) shuffled.push_back(reqs[p]);
+  auto sh = score(shuffled, 50);
+  for (size_t i = 0; i < perm.size(); ++i) ASSERT_EQ(sh[i].ll, base[perm[i]].ll);
+}
+
+TEST_F(ScorerTest, ResumesFromCacheFile) {
+  const std::string path = testing::MakeTempDir("cache") + "/c.jsonl";
+  auto reqs = Requests();
+  std::vector<tasks::LoglikelihoodResult> first;
+  {
+    auto cache = ResultCache::Open(path);
+    ASSERT_TRUE(cache.ok());
+    ScoreStats st;
+    auto r = ScoreRequests(model_->transformer(), reqs, *cache, {}, &st);
+    ASSERT_TRUE(r.ok());
+    first = *r;
+    EXPECT_EQ(st.cached, 0);
+  }
+  // Simulate a crash mid-write: a torn last line is ignored.
+  std::string text = testing::ReadFileOrDie(path);
+  testing::WriteStringToFile(path, text + "{\"k\":\"abc\",\"ll\":-1.");
+  auto cache = ResultCache::Open(path);
+  ASSERT_TRUE(cache.ok());
+  EXPECT_EQ(cache->size(), reqs.size() - 1);
+  ScoreStats st;
+  auto again = ScoreRequests(model_->transformer(), reqs, *cache, {}, &st);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(st.cached, static_cast<int64_t>(reqs.size()));
+  EXPECT_EQ(st.tokens_processed, 0);
+  for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, first[i].ll);
+}
+
+}  // namespace
+}  // namespace focal::engine
