@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(tok.status().message()).c_str());
     return 1;
   }
-  focal::datasets::LongContextOptions o;
+  focal::datasets::GeneratorOptions o;
   o.num_samples = samples;
   o.count_tokens = [&](absl::string_view t) -> absl::StatusOr<int64_t> {
     auto ids = tok->Encode(t, true);

@@ -16,6 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/asset_root.h"
+#include "base/json_writer.h"
+#include "datasets/generator.h"
 #include "datasets/reader_util.h"
 #include "base/status_macros.h"
 #include "base/py_random.h"
@@ -128,41 +131,11 @@ absl::StatusOr<Pool> ReadPool(absl::string_view path) {
   return pool;
 }
 
-std::string JsonQuote(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // Builds one sample: the distractor sequence in fill order and the prompt
 // for a chosen subset of it (positions in fill order).
 class SampleBuilder {
  public:
-  SampleBuilder(const Pool& pool, const Question& q, const LongContextOptions& options,
+  SampleBuilder(const Pool& pool, const Question& q, const GeneratorOptions& options,
                 uint32_t order_seed, uint32_t layout_seed, std::vector<int64_t>* cost_cache)
       : pool_(pool), q_(q), options_(options), layout_rng_(layout_seed), cost_cache_(cost_cache) {
     // Other records' paragraphs: the deduplicated pool in a seeded order
@@ -261,7 +234,7 @@ class SampleBuilder {
  private:
   const Pool& pool_;
   const Question& q_;
-  const LongContextOptions& options_;
+  const GeneratorOptions& options_;
   std::vector<int64_t> others_;
   PyRandom layout_rng_;
   std::vector<double> keys_;          // layout key of each fill-order position
@@ -286,7 +259,7 @@ std::string RenderHotpotQaPrompt(absl::string_view context, absl::string_view qu
 }
 
 absl::StatusOr<std::vector<GenerationSample>> MakeHotpotQaLongSamples(
-    int64_t length, double gold_depth, const LongContextOptions& options) {
+    int64_t length, double gold_depth, const GeneratorOptions& options) {
   if (length <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("hotpotqa_long: length ", length, " must be positive"));
@@ -465,5 +438,27 @@ absl::StatusOr<std::vector<GenerationSample>> MakeHotpotQaLongSamples(
   }
   return samples;
 }
+
+namespace {
+
+// The "hotpotqa_long" generator: built per gold depth; data_files role
+// "hotpotqa" (HotpotQA dev-distractor jsonl), by default the bundled sample.
+absl::StatusOr<std::vector<GenerationSample>> MakeFromRequest(const GeneratorRequest& r) {
+  if (!r.options.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task '", r.task, "': the hotpotqa_long generator takes no generator_options"));
+  }
+  GeneratorOptions o = r.settings;
+  auto it = r.files.find("hotpotqa");
+  o.hotpotqa = it != r.files.end()
+                   ? it->second
+                   : absl::StrCat(AssetRoot(), "/datasets/samples/hotpotqa_sample.jsonl");
+  return MakeHotpotQaLongSamples(r.length, r.gold_depth, o);
+}
+
+FOCAL_REGISTER_GENERATOR(hotpotqa_long,
+                         {.id = "hotpotqa_long", .uses_gold_depth = true, .make = MakeFromRequest});
+
+}  // namespace
 
 }  // namespace focal::datasets

@@ -88,7 +88,7 @@ std::string RenderHotpotQaPrompt(absl::string_view context, absl::string_view qu
 // the paragraph pool cannot fill the length even with repetition (a file
 // with a single record); errors of count_tokens as they come.
 absl::StatusOr<std::vector<GenerationSample>> MakeHotpotQaLongSamples(
-    int64_t length, double gold_depth, const LongContextOptions& options);
+    int64_t length, double gold_depth, const GeneratorOptions& options);
 
 }  // namespace focal::datasets
 

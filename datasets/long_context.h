@@ -34,7 +34,7 @@ struct GenerationSample {
 // Number of tokens the model will read for `text` (BOS included).
 using TokenCounter = std::function<absl::StatusOr<int64_t>(absl::string_view)>;
 
-struct LongContextOptions {
+struct GeneratorOptions {
   TokenCounter count_tokens;   // required
   uint64_t seed = 42;          // RULER's default random_seed
   int64_t num_samples = 500;   // per task and length (RULER's default)

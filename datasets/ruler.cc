@@ -73,12 +73,21 @@ int64_t RulerMinLength(absl::string_view task) {
 
 absl::StatusOr<std::vector<GenerationSample>> MakeRulerSamples(absl::string_view task,
                                                                int64_t length,
-                                                               const LongContextOptions& options) {
+                                                               const GeneratorOptions& options) {
   const ruler::TaskConfig* config = ruler::FindTask(task);
   if (config == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown RULER task '", task, "'; known: ", absl::StrJoin(RulerTaskNames(), ", ")));
   }
+  return ruler::MakeSamples(*config, length, options);
+}
+
+namespace ruler {
+
+absl::StatusOr<std::vector<GenerationSample>> MakeSamples(const TaskConfig& cfg, int64_t length,
+                                                          const GeneratorOptions& options) {
+  const TaskConfig* config = &cfg;
+  const absl::string_view task = cfg.name;
   if (length < config->min_length || length > kRulerMaxLength) {
     return absl::InvalidArgumentError(absl::StrCat(task, ": length ", length, " is outside [",
                                                    config->min_length, ", ", kRulerMaxLength, "]"));
@@ -91,18 +100,20 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRulerSamples(absl::string_view
     return absl::InvalidArgumentError(absl::StrCat(task, ": no count_tokens given"));
   }
   switch (config->family) {
-    case ruler::Family::kNiah:
-      return ruler::MakeNiahSamples(*config, length, options);
-    case ruler::Family::kVariableTracking:
-      return ruler::MakeVtSamples(*config, length, options);
-    case ruler::Family::kCommonWords:
-      return ruler::MakeCweSamples(*config, length, options);
-    case ruler::Family::kFreqWords:
-      return ruler::MakeFweSamples(*config, length, options);
-    case ruler::Family::kQa:
-      return ruler::MakeQaSamples(*config, length, options);
+    case Family::kNiah:
+      return MakeNiahSamples(*config, length, options);
+    case Family::kVariableTracking:
+      return MakeVtSamples(*config, length, options);
+    case Family::kCommonWords:
+      return MakeCweSamples(*config, length, options);
+    case Family::kFreqWords:
+      return MakeFweSamples(*config, length, options);
+    case Family::kQa:
+      return MakeQaSamples(*config, length, options);
   }
   return absl::InternalError("unreachable");
 }
+
+}  // namespace ruler
 
 }  // namespace focal::datasets

@@ -133,7 +133,7 @@ inline constexpr int64_t kRulerMaxLength = int64_t{1} << 22;
 // word list has pairs); errors of count_tokens as they come.
 absl::StatusOr<std::vector<GenerationSample>> MakeRulerSamples(absl::string_view task,
                                                                int64_t length,
-                                                               const LongContextOptions& options);
+                                                               const GeneratorOptions& options);
 
 }  // namespace focal::datasets
 

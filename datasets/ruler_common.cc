@@ -172,7 +172,7 @@ std::string WordList::Pair(int64_t i) const {
   return absl::StrCat(adjectives[i / n], "-", nouns[i % n]);
 }
 
-absl::StatusOr<WordList> LoadWordList(const LongContextOptions& options) {
+absl::StatusOr<WordList> LoadWordList(const GeneratorOptions& options) {
   const std::string path = DataPath(options.word_list, "datasets/words/ruler_words.txt");
   FOCAL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   WordList list;
@@ -239,7 +239,7 @@ std::vector<std::string> CollapseAndSplitWords(absl::string_view text) {
   return words;
 }
 
-absl::StatusOr<std::vector<std::string>> LoadEssayWords(const LongContextOptions& options) {
+absl::StatusOr<std::vector<std::string>> LoadEssayWords(const GeneratorOptions& options) {
   const std::string path =
       DataPath(options.essay_haystack, "datasets/samples/haystack_essays.json");
   FOCAL_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
@@ -375,7 +375,7 @@ absl::StatusOr<FitResult> FitUnits(const std::function<absl::StatusOr<Candidate>
 }
 
 absl::StatusOr<std::vector<GenerationSample>> BuildSamples(const TaskConfig& task, int64_t length,
-                                                           const LongContextOptions& options,
+                                                           const GeneratorOptions& options,
                                                            const FamilyPlan& plan) {
   const int64_t budget = length - task.tokens_to_generate;
   std::vector<GenerationSample> samples;

@@ -49,6 +49,11 @@ struct TaskConfig {
 absl::Span<const TaskConfig> AllTasks();
 const TaskConfig* FindTask(absl::string_view name);
 
+// Builds the samples of `config` (its name seeds them) at `length`.
+absl::StatusOr<std::vector<GenerationSample>> MakeSamples(const TaskConfig& config,
+                                                          int64_t length,
+                                                          const GeneratorOptions& options);
+
 // RULER's prompt templates and answer prefixes, verbatim
 // (scripts/data/synthetic/constants.py). The model reads template + prefix.
 inline constexpr absl::string_view kNiahTemplate =
@@ -144,11 +149,11 @@ struct WordList {
   // the joined strings sorts by adjective, then noun).
   std::string Pair(int64_t i) const;
 };
-absl::StatusOr<WordList> LoadWordList(const LongContextOptions& options);
+absl::StatusOr<WordList> LoadWordList(const GeneratorOptions& options);
 
 // The essay haystack as RULER reads it: re.sub(r"\s+", " ", text).split(" ")
 // (Python's Unicode whitespace).
-absl::StatusOr<std::vector<std::string>> LoadEssayWords(const LongContextOptions& options);
+absl::StatusOr<std::vector<std::string>> LoadEssayWords(const GeneratorOptions& options);
 std::vector<std::string> CollapseAndSplitWords(absl::string_view text);
 
 // Sentence splitter standing in for NLTK's sent_tokenize on whitespace-
@@ -186,7 +191,7 @@ struct FamilyPlan {
 // index, input, outputs, max_new_tokens, meta incl. the common keys of
 // ruler.h).
 absl::StatusOr<std::vector<GenerationSample>> BuildSamples(const TaskConfig& task, int64_t length,
-                                                           const LongContextOptions& options,
+                                                           const GeneratorOptions& options,
                                                            const FamilyPlan& plan);
 
 // Largest units in [min_units, max_units] whose prompt fits `budget` tokens,
@@ -214,15 +219,15 @@ std::string JoinInts(absl::Span<const int64_t> v);
 
 absl::StatusOr<std::vector<GenerationSample>> MakeNiahSamples(const TaskConfig& task,
                                                               int64_t length,
-                                                              const LongContextOptions& options);
+                                                              const GeneratorOptions& options);
 absl::StatusOr<std::vector<GenerationSample>> MakeVtSamples(const TaskConfig& task, int64_t length,
-                                                            const LongContextOptions& options);
+                                                            const GeneratorOptions& options);
 absl::StatusOr<std::vector<GenerationSample>> MakeCweSamples(const TaskConfig& task, int64_t length,
-                                                             const LongContextOptions& options);
+                                                             const GeneratorOptions& options);
 absl::StatusOr<std::vector<GenerationSample>> MakeFweSamples(const TaskConfig& task, int64_t length,
-                                                             const LongContextOptions& options);
+                                                             const GeneratorOptions& options);
 absl::StatusOr<std::vector<GenerationSample>> MakeQaSamples(const TaskConfig& task, int64_t length,
-                                                            const LongContextOptions& options);
+                                                            const GeneratorOptions& options);
 
 }  // namespace focal::datasets::ruler
 

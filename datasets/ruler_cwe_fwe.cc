@@ -51,7 +51,7 @@ struct CweExample {
 
 class CweGenerator {
  public:
-  CweGenerator(const TaskConfig& task, int64_t length, const LongContextOptions& options,
+  CweGenerator(const TaskConfig& task, int64_t length, const GeneratorOptions& options,
                WordList words)
       : task_(task), length_(length), options_(options), words_(std::move(words)) {
     shuffled_ = words_.singles;
@@ -127,7 +127,7 @@ class CweGenerator {
 
   const TaskConfig& task_;
   int64_t length_;
-  const LongContextOptions& options_;
+  const GeneratorOptions& options_;
   WordList words_;
   std::vector<std::string> shuffled_;
 };
@@ -139,7 +139,7 @@ constexpr int kCodedWordLength = 6;
 
 class FweGenerator {
  public:
-  FweGenerator(const TaskConfig& task, int64_t length, const LongContextOptions& options)
+  FweGenerator(const TaskConfig& task, int64_t length, const GeneratorOptions& options)
       : task_(task), options_(options), vocab_size_((length - task.tokens_to_generate) / 50) {}
 
   int64_t vocab_size() const { return vocab_size_; }
@@ -180,7 +180,7 @@ class FweGenerator {
 
  private:
   const TaskConfig& task_;
-  const LongContextOptions& options_;
+  const GeneratorOptions& options_;
   int64_t vocab_size_;
 };
 
@@ -192,7 +192,7 @@ constexpr int64_t kFweMinWords = 74;
 }  // namespace
 
 absl::StatusOr<std::vector<GenerationSample>> MakeCweSamples(const TaskConfig& task, int64_t length,
-                                                             const LongContextOptions& options) {
+                                                             const GeneratorOptions& options) {
   FOCAL_ASSIGN_OR_RETURN(WordList words, LoadWordList(options));
   if (static_cast<int64_t>(words.singles.size()) < 40) {
     return absl::InvalidArgumentError(
@@ -210,7 +210,7 @@ absl::StatusOr<std::vector<GenerationSample>> MakeCweSamples(const TaskConfig& t
 }
 
 absl::StatusOr<std::vector<GenerationSample>> MakeFweSamples(const TaskConfig& task, int64_t length,
-                                                             const LongContextOptions& options) {
+                                                             const GeneratorOptions& options) {
   const FweGenerator gen(task, length, options);
   if (gen.vocab_size() < 5) {
     return absl::InvalidArgumentError(

@@ -62,7 +62,7 @@ struct Needle {
 
 class NiahGenerator {
  public:
-  NiahGenerator(const TaskConfig& task, const LongContextOptions& options, WordList words,
+  NiahGenerator(const TaskConfig& task, const GeneratorOptions& options, WordList words,
                 std::vector<std::string> essay)
       : task_(task), options_(options), words_(std::move(words)), essay_(std::move(essay)) {}
 
@@ -94,7 +94,7 @@ class NiahGenerator {
                           std::vector<std::string>* depths, std::vector<int64_t>* offsets) const;
 
   const TaskConfig& task_;
-  const LongContextOptions& options_;
+  const GeneratorOptions& options_;
   WordList words_;
   std::vector<std::string> essay_;
 };
@@ -266,7 +266,7 @@ absl::StatusOr<Candidate> NiahGenerator::Render(int64_t index, int64_t units) co
 
 absl::StatusOr<std::vector<GenerationSample>> MakeNiahSamples(const TaskConfig& task,
                                                               int64_t length,
-                                                              const LongContextOptions& options) {
+                                                              const GeneratorOptions& options) {
   WordList words;
   if (task.key_type == NeedleType::kWords || task.value_type == NeedleType::kWords) {
     FOCAL_ASSIGN_OR_RETURN(words, LoadWordList(options));

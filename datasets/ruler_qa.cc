@@ -228,7 +228,7 @@ absl::StatusOr<QaPool> ReadHotpotQa(const std::string& path) {
 
 class QaGenerator {
  public:
-  QaGenerator(const TaskConfig& task, const LongContextOptions& options, QaPool pool)
+  QaGenerator(const TaskConfig& task, const GeneratorOptions& options, QaPool pool)
       : task_(task), options_(options), pool_(std::move(pool)) {}
 
   const QaItem& Item(int64_t index) const {
@@ -298,14 +298,14 @@ class QaGenerator {
 
  private:
   const TaskConfig& task_;
-  const LongContextOptions& options_;
+  const GeneratorOptions& options_;
   QaPool pool_;
 };
 
 }  // namespace
 
 absl::StatusOr<std::vector<GenerationSample>> MakeQaSamples(const TaskConfig& task, int64_t length,
-                                                            const LongContextOptions& options) {
+                                                            const GeneratorOptions& options) {
   const bool squad = task.dataset == QaDataset::kSquad;
   const std::string path =
       squad ? DataPath(options.squad, "datasets/samples/squad_sample.json")

@@ -107,7 +107,7 @@ struct IclLayout {
 
 // RULER's example: its noise grown until its prompt (3-letter names, value
 // 12345) has at most 500 tokens.
-absl::StatusOr<IclLayout> FitIcl(const TaskConfig& task, const LongContextOptions& options) {
+absl::StatusOr<IclLayout> FitIcl(const TaskConfig& task, const GeneratorOptions& options) {
   const uint64_t seed = SampleSeed(options.seed, absl::StrCat(task.name, "/icl"), 0);
   auto render = [&](int64_t lines) -> absl::StatusOr<Candidate> {
     PyRandom r(seed);
@@ -135,7 +135,7 @@ absl::StatusOr<IclLayout> FitIcl(const TaskConfig& task, const LongContextOption
 }  // namespace
 
 absl::StatusOr<std::vector<GenerationSample>> MakeVtSamples(const TaskConfig& task, int64_t length,
-                                                            const LongContextOptions& options) {
+                                                            const GeneratorOptions& options) {
   FOCAL_ASSIGN_OR_RETURN(const IclLayout icl, FitIcl(task, options));
   FamilyPlan plan;
   plan.render = [&](int64_t index, int64_t lines) -> absl::StatusOr<Candidate> {

@@ -17,25 +17,21 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "datasets/generator.h"
 #include "datasets/hotpotqa_long.h"
-#include "datasets/ruler.h"
 #include "base/asset_root.h"
 #include "base/json.h"
+#include "base/json_writer.h"
 #include "engine/jsonl_log.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "engine/generator.h"
 #include "model/memory_estimate.h"
-#include "model/safetensors_writer.h"
 #include "reports/ruler_summary.h"
-#include "tasks/metrics.h"
-#include "tasks/qa_metrics.h"
-#include "tasks/ruler_metrics.h"
+#include "tasks/metric_registry.h"
 
 namespace focal::engine {
 namespace {
-
-constexpr char kHotpot[] = "hotpotqa_long";
 
 struct CachedGeneration {
   std::string text;
@@ -65,8 +61,9 @@ class GenerationCache {
   absl::Status Add(const std::string& k, const CachedGeneration& g) {
     map_[k] = g;
     if (!log_.has_value()) return absl::OkStatus();
-    return log_->Append(absl::StrCat("{\"k\":\"", k, "\",\"text\":", model::JsonQuote(g.text),
-                                     ",\"finish\":", model::JsonQuote(g.finish), "}\n"));
+    return log_->Append(
+        JsonObjectWriter(/*compact=*/true).String("k", k).String("text", g.text)
+            .String("finish", g.finish).Finish() + "\n");
   }
 
  private:
@@ -85,12 +82,6 @@ std::string RequestKey(const GenerationRequest& r) {
   return h.HexDigest();
 }
 
-std::string DataFile(const LongContextOptions& o, const std::string& shared_rel,
-                     const std::string& bundled_rel) {
-  return o.data_dir.empty() ? absl::StrCat(AssetRoot(), "/", bundled_rel)
-                            : absl::StrCat(o.data_dir, "/", shared_rel);
-}
-
 std::string DetailsKey(const std::string& task, int64_t length, double depth) {
   std::string k = absl::StrCat(task, "@", length);
   if (depth >= 0) absl::StrAppend(&k, "@", depth);
@@ -98,6 +89,7 @@ std::string DetailsKey(const std::string& task, int64_t length, double depth) {
 }
 
 struct Job {
+  const tasks::Task* task = nullptr;
   datasets::GenerationSample sample;
   double depth = -1;
   GenerationRequest request;
@@ -150,32 +142,6 @@ absl::Status ProbeAttention(model::LanguageModel& model, const LongContextOption
 }
 
 }  // namespace
-
-bool IsLongContextName(absl::string_view name) {
-  return name == "ruler" || name == "long_context" || name == kHotpot ||
-         absl::StartsWith(name, "ruler_");
-}
-
-absl::StatusOr<std::vector<std::string>> ResolveLongContextTasks(
-    const std::vector<std::string>& names) {
-  const std::vector<std::string> ruler = datasets::RulerTaskNames();
-  std::vector<std::string> out;
-  auto add = [&](const std::string& n) {
-    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-  };
-  for (const std::string& n : names) {
-    if (n == "ruler" || n == "long_context") {
-      for (const std::string& r : ruler) add(r);
-      if (n == "long_context") add(kHotpot);
-    } else if (n == kHotpot || std::find(ruler.begin(), ruler.end(), n) != ruler.end()) {
-      add(n);
-    } else {
-      return absl::NotFoundError(absl::StrCat("unknown long-context task '", n, "' (known: ruler, ",
-                                              absl::StrJoin(ruler, ", "), ", ", kHotpot, ")"));
-    }
-  }
-  return out;
-}
 
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text) {
   std::vector<int64_t> out;
@@ -232,15 +198,9 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   run.set_length_extrapolated(max_len > cfg.max_position_embeddings);
   run.set_memory_estimate_bytes(need);
 
-  datasets::LongContextOptions lc;
+  datasets::GeneratorOptions lc;
   lc.seed = o.seed;
   lc.num_samples = o.samples;
-  lc.essay_haystack = DataFile(o, "haystack/PaulGrahamEssays.json",
-                               "datasets/samples/haystack_essays.json");
-  lc.squad = DataFile(o, "squad/xquad.en.json", "datasets/samples/squad_sample.json");
-  lc.hotpotqa = DataFile(o, "hotpotqa/hotpot_dev_distractor_500.jsonl",
-                         "datasets/samples/hotpotqa_sample.jsonl");
-  lc.word_list = absl::StrCat(AssetRoot(), "/datasets/words/ruler_words.txt");
   lc.count_tokens = [&](absl::string_view text) -> absl::StatusOr<int64_t> {
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, o.add_bos));
     return static_cast<int64_t>(ids.size());
@@ -248,15 +208,32 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
 
   // Build every sample first: bad data or lengths fail before any compute.
   std::vector<Job> jobs;
-  for (const std::string& task : o.tasks) {
+  for (const tasks::Task* task : o.tasks) {
+    const tasks::TaskSpec& spec = task->spec();
+    const datasets::Generator* gen = datasets::FindGenerator(spec.generator());
+    if (gen == nullptr) {
+      return absl::NotFoundError(absl::StrCat(
+          "task '", spec.name(), "': unknown generator '", spec.generator(), "' (known: ",
+          absl::StrJoin(datasets::GeneratorIds(), ", "), ")"));
+    }
+    datasets::GeneratorRequest req;
+    req.task = spec.name();
+    req.options.insert(spec.generator_options().begin(), spec.generator_options().end());
+    if (!o.data_dir.empty()) {
+      for (const auto& [role, rel] : spec.data_files()) {
+        req.files[role] = absl::StrCat(o.data_dir, "/", rel);
+      }
+    }
+    req.settings = lc;
     for (int64_t len : o.lengths) {
       const std::vector<double> depths =
-          task == kHotpot ? o.gold_depths : std::vector<double>{-1.0};
+          gen->uses_gold_depth ? o.gold_depths : std::vector<double>{-1.0};
       for (double depth : depths) {
-        auto samples = task == kHotpot ? datasets::MakeHotpotQaLongSamples(len, depth, lc)
-                                       : datasets::MakeRulerSamples(task, len, lc);
+        req.length = len;
+        req.gold_depth = depth;
+        auto samples = gen->make(req);
         if (!samples.ok()) {
-          return Annotate(samples.status(), absl::StrCat(task, " at ", len, " tokens"));
+          return Annotate(samples.status(), absl::StrCat(spec.name(), " at ", len, " tokens"));
         }
         for (datasets::GenerationSample& s : *samples) {
           if (s.index % o.shard_count != o.shard_index) continue;
@@ -265,6 +242,8 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
           j.request.max_new_tokens = s.max_new_tokens;
           j.request.stop = s.stop;
           j.sample = std::move(s);
+          j.sample.task = spec.name();
+          j.task = task;
           j.depth = depth;
           jobs.push_back(std::move(j));
         }
@@ -319,17 +298,9 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   for (const Job& j : jobs) {
     const CachedGeneration& g = *cache.Find(RequestKey(j.request));
     const datasets::GenerationSample& s = j.sample;
-    std::map<std::string, double> m;
-    if (s.task == kHotpot) {
-      // LongBench: the answer is the first line of the generation.
-      const std::string pred = tasks::QaPrediction(g.text);
-      m["exact_match"] = tasks::ExactMatch(pred, s.outputs);
-      m["f1"] = tasks::TokenF1(pred, s.outputs);
-      m["substring_match"] = tasks::SubstringMatch(pred, s.outputs);
-    } else {
-      FOCAL_ASSIGN_OR_RETURN(tasks::RulerMetric metric, tasks::RulerMetricFor(s.task));
-      m[metric == tasks::RulerMetric::kStringMatchAll ? "string_match_all" : "string_match_part"] =
-          tasks::RulerScore(metric, g.text, s.outputs);
+    std::map<std::string, double> m;  // by name: the order of values in DocValues
+    for (const std::string& name : j.task->spec().metrics()) {
+      m[name] = tasks::FindMetric(name)->generation(g.text, s.outputs);
     }
     for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
     if (o.shard_count > 1) {
@@ -337,7 +308,7 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
       dv.set_doc_index(s.index);
       dv.set_context_length(s.length);
       if (j.depth >= 0) dv.set_gold_depth(j.depth);
-      for (const auto& [k, v] : m) dv.add_values(100.0 * v);  // metric order: by name, as below
+      for (const auto& [k, v] : m) dv.add_values(tasks::FindMetric(k)->scale * v);
       shard_docs[{s.task, s.length, j.depth}].push_back(std::move(dv));
     }
     if (details != nullptr) {
@@ -346,52 +317,43 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
       // Paired comparisons need the very same prompts: chain their checksums.
       d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
     }
-    std::string line = absl::StrCat(
-        "{\"model\": ", model::JsonQuote(run.model_path()), ", \"variant\": ",
-        model::JsonQuote(run.variant()), ", \"task\": ", model::JsonQuote(s.task),
-        ", \"length\": ", s.length, ", \"index\": ", s.index);
-    if (j.depth >= 0) absl::StrAppend(&line, ", \"gold_depth\": ", j.depth);
-    absl::StrAppend(&line, ", \"prompt_sha256\": \"", Sha256Hex(s.input),
-                    "\", \"prompt_tokens\": ", j.request.prompt.size(),
-                    ", \"max_new_tokens\": ", s.max_new_tokens, ", \"meta\": {");
-    bool first = true;
-    for (const auto& [k, v] : s.meta) {
-      absl::StrAppend(&line, first ? "" : ", ", model::JsonQuote(k), ": ", model::JsonQuote(v));
-      first = false;
-    }
-    absl::StrAppend(&line, "}, \"gold\": [");
-    for (size_t k = 0; k < s.outputs.size(); ++k) {
-      absl::StrAppend(&line, k ? ", " : "", model::JsonQuote(s.outputs[k]));
-    }
-    absl::StrAppend(&line, "], \"prediction\": ", model::JsonQuote(g.text),
-                    ", \"finish\": ", model::JsonQuote(g.finish), ", \"scores\": {");
-    first = true;
-    for (const auto& [k, v] : m) {
-      absl::StrAppend(&line, first ? "" : ", ", model::JsonQuote(k), ": ", v);
-      first = false;
-    }
-    absl::StrAppend(&samples_log, line, "}}\n");
+    JsonObjectWriter line;
+    line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
+    line.Int("length", s.length).Int("index", s.index);
+    if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
+    line.String("prompt_sha256", Sha256Hex(s.input))
+        .Int("prompt_tokens", static_cast<int64_t>(j.request.prompt.size()))
+        .Int("max_new_tokens", s.max_new_tokens)
+        .StringMap("meta", s.meta)
+        .StringArray("gold", s.outputs)
+        .String("prediction", g.text)
+        .String("finish", g.finish)
+        .ShortDoubleMap("scores", m);
+    absl::StrAppend(&samples_log, line.Finish(), "\n");
   }
   if (details != nullptr && o.attention_samples > 0) {
     FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
   }
+  std::map<std::string, int32_t> versions;
+  for (const tasks::Task* t : o.tasks) versions[t->name()] = t->spec().version();
   std::map<std::string, reports::TaskResult*> results;
   for (const auto& [key, metrics] : scores) {
     reports::TaskResult*& tr = results[key.task];
     if (tr == nullptr) {
       tr = run.add_tasks();
       tr->set_task(key.task);
-      tr->set_version(1);
+      tr->set_version(versions.at(key.task));
     }
     for (const auto& [name, xs] : metrics) {
-      std::vector<double> pct;
-      for (double x : xs) pct.push_back(100.0 * x);
+      const tasks::MetricDef& def = *tasks::FindMetric(name);
+      std::vector<double> scaled;
+      for (double x : xs) scaled.push_back(def.scale * x);
       reports::MetricValue* mv = tr->add_metrics();
       mv->set_name(name);
-      mv->set_value(tasks::Mean(pct));
-      mv->set_stderr(tasks::MeanStderr(pct));
+      mv->set_value(tasks::AggregateValue(def, scaled));
+      mv->set_stderr(tasks::AggregateStderr(def, scaled));
       mv->set_n(static_cast<int64_t>(xs.size()));
-      mv->set_higher_is_better(true);
+      mv->set_higher_is_better(def.higher_is_better);
       mv->set_context_length(key.length);
       if (key.depth >= 0) mv->set_gold_depth(key.depth);
     }

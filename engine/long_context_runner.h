@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The long-context half of `focal-eval run`: RULER-style tasks and
-// hotpotqa_long, built per context length with the model's tokenizer, run
-// through greedy generation, scored per task and length.
+// The long-context half of `focal-eval run`: generation tasks (GENERATE_UNTIL
+// specs) whose samples a generator builds per context length with the
+// model's tokenizer, run through greedy generation, scored per task and
+// length by the specs' metrics.
 #ifndef FOCAL_ENGINE_LONG_CONTEXT_RUNNER_H_
 #define FOCAL_ENGINE_LONG_CONTEXT_RUNNER_H_
 
@@ -12,18 +13,19 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "model/language_model.h"
+#include "tasks/task.h"
 #include "engine/task_details.h"
 #include "reports/results.pb.h"
 
 namespace focal::engine {
 
 struct LongContextOptions {
-  std::vector<std::string> tasks;      // resolved long-context task names
+  std::vector<const tasks::Task*> tasks;  // GENERATE_UNTIL tasks (specs outlive the run)
   std::vector<int64_t> lengths;        // ascending, > 0
   int64_t samples = 500;               // per task and length (RULER's default)
   std::vector<double> gold_depths;     // hotpotqa_long; one or the sweep
   uint64_t seed = 42;                  // RULER's random_seed
-  std::string data_dir;                // ../shared/data layout; empty = bundled samples
+  std::string data_dir;                // specs' data_files are relative to it; empty = bundled
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t max_batch = 8;
@@ -40,12 +42,6 @@ struct LongContextOptions {
   int shard_count = 1;
 };
 
-// True for "ruler", "long_context", "ruler_<task>" and "hotpotqa_long".
-bool IsLongContextName(absl::string_view name);
-// Expands groups into task names (RULER's 13 and/or hotpotqa_long); unknown
-// names are NotFound.
-absl::StatusOr<std::vector<std::string>> ResolveLongContextTasks(
-    const std::vector<std::string>& names);
 // Parses "4096,8192" (ascending, positive) and "0.5" / "sweep".
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);
 absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);

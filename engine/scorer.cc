@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/json_writer.h"
 #include "base/json.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
@@ -99,9 +100,10 @@ absl::Status ResultCache::Add(
   std::string text;
   for (const auto& [k, r] : items) {
     map_[k] = r;
-    // %.17g round-trips a double exactly.
-    absl::StrAppend(&text, "{\"k\":\"", k, "\",\"ll\":", absl::StrFormat("%.17g", r.ll),
-                    ",\"g\":", r.is_greedy ? "true" : "false", "}\n");
+    absl::StrAppend(&text,
+                    JsonObjectWriter(/*compact=*/true)
+                        .String("k", k).Double("ll", r.ll).Bool("g", r.is_greedy).Finish(),
+                    "\n");
   }
   return log_.Append(text);
 }

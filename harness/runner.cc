@@ -17,15 +17,15 @@
 #include "datasets/reader.h"
 #include "base/asset_root.h"
 #include "base/file_util.h"
+#include "base/json_writer.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "harness/commands.h"
 #include "engine/long_context_runner.h"
 #include "kernels/backend.h"
 #include "model/language_model.h"
-#include "model/safetensors_writer.h"
 #include "reports/results_writer.h"
-#include "tasks/metrics.h"
+#include "tasks/metric_registry.h"
 #include "tasks/task_registry.h"
 
 #ifndef FOCAL_GIT_COMMIT
@@ -120,8 +120,6 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
   return td;
 }
 
-std::string JsonStr(const std::string& s) { return model::JsonQuote(s); }
-
 absl::StatusOr<tasks::TaskRegistry> LoadRegistry(const RunOptions& o) {
   std::vector<std::string> dirs = {o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs")
                                                       : o.spec_dir};
@@ -149,6 +147,281 @@ class Progress {
   bool enabled_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+// The selected tasks by how they run: loglikelihood requests through the
+// scorer, generation tasks through the long-context runner.
+struct TaskSelection {
+  std::vector<const tasks::Task*> loglikelihood;
+  std::vector<const tasks::Task*> generation;
+};
+
+absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o,
+                                          const tasks::TaskRegistry& registry) {
+  FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> all, registry.Resolve(o.tasks));
+  TaskSelection sel;
+  for (const tasks::Task* t : all) {
+    (t->spec().output_type() == tasks::GENERATE_UNTIL ? sel.generation : sel.loglikelihood)
+        .push_back(t);
+  }
+  for (const auto* m : {&o.data, &o.fewshot_data}) {
+    for (const auto& [name, path] : *m) {
+      const tasks::Task* t = registry.Find(name);
+      const char* flag = m == &o.data ? "--data" : "--fewshot-data";
+      if (t == nullptr) {
+        return absl::NotFoundError(absl::StrCat(flag, " names unknown task '", name, "'"));
+      }
+      if (t->spec().output_type() == tasks::GENERATE_UNTIL) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, " ", name, ": a generation task reads its files from --data-dir"));
+      }
+    }
+  }
+  return sel;
+}
+
+absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
+    const RunOptions& o, const std::vector<const tasks::Task*>& generation) {
+  engine::LongContextOptions lco;
+  if (generation.empty()) return lco;
+  lco.tasks = generation;
+  FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
+  FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
+  lco.samples = o.limit > 0 ? o.limit : 500;
+  lco.seed = o.long_seed;
+  lco.data_dir = o.data_dir;
+  lco.allow_length_extrapolation = o.allow_length_extrapolation;
+  lco.prefill_chunk = o.prefill_chunk;
+  lco.max_batch = o.gen_batch;
+  lco.threads = o.threads;
+  lco.progress = o.progress;
+  lco.attention_samples = o.attention_samples;
+  lco.shard_index = o.shard_index;
+  lco.shard_count = o.shard_count;
+  return lco;
+}
+
+reports::RunResults NewResults(const RunOptions& o, const TaskSelection& sel) {
+  reports::RunResults results;
+  reports::RunConfig* cfg = results.mutable_config();
+  for (const tasks::Task* t : sel.loglikelihood) cfg->add_tasks(t->name());
+  for (const tasks::Task* t : sel.generation) cfg->add_tasks(t->name());
+  cfg->set_limit(o.limit);
+  cfg->set_shard_index(o.shard_index);
+  cfg->set_shard_count(o.shard_count);
+  cfg->set_seed(o.seed);
+  cfg->set_num_fewshot(o.num_fewshot);
+  cfg->set_batch_tokens(o.batch_tokens);
+  cfg->set_data_dir(o.data_dir);
+  cfg->set_harness_version(kHarnessVersion);
+  cfg->set_git_commit(FOCAL_GIT_COMMIT);
+  return results;
+}
+
+// One model loaded for the run, with its identity recorded in `run`.
+struct LoadedModel {
+  std::string dir;
+  std::unique_ptr<model::LanguageModel> model;
+  const model::Tokenizer* tok = nullptr;
+  bool add_bos = true;
+  int64_t max_length = 0;
+  std::string cache_path;  // the scores' resume log; empty = none
+  reports::ModelRun* run = nullptr;
+};
+
+absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const std::string& dir,
+                                      kernels::Backend& backend, reports::RunResults& results) {
+  LoadedModel lm;
+  lm.dir = dir;
+  model::LoadOptions lo;
+  lo.focal_temperature = o.focal_temperature;
+  if (index < o.model_temperatures.size() && o.model_temperatures[index].has_value()) {
+    lo.focal_temperature = o.model_temperatures[index];
+  }
+  lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
+  FOCAL_ASSIGN_OR_RETURN(lm.model, model::LanguageModel::Load(dir, backend, lo));
+  lm.tok = lm.model->tokenizer();
+  FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(lm.model->store()));
+  FOCAL_ASSIGN_OR_RETURN(std::string tok_sha, FileSha256(lm.tok->path()));
+  // auto: as the HF Llama tokenizer (and current lm-eval), BOS when the
+  // tokenizer has one.
+  lm.add_bos = o.bos == engine::BosPolicy::kAlways ||
+               (o.bos == engine::BosPolicy::kAuto && lm.tok->bos_id() >= 0);
+  lm.max_length = lm.model->config().max_position_embeddings;
+  lm.run = results.add_models();
+  lm.run->set_model_path(dir);
+  lm.run->set_weights_sha256(weights_sha);
+  lm.run->set_variant(lm.model->config().Variant());
+  lm.run->set_tokenizer(lm.tok->path());
+  lm.run->set_tokenizer_sha256(tok_sha);
+  lm.run->set_bos_policy(lm.add_bos ? "bos" : "no-bos");
+  lm.run->set_backend(backend.name());
+  lm.run->set_max_length(lm.max_length);
+  if (!o.cache_dir.empty() || !o.out.empty()) {
+    const std::string cdir = o.cache_dir.empty() ? o.out + ".cache" : o.cache_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(cdir, ec);
+    // The model's identity: its weights and the variant it is evaluated as.
+    lm.cache_path = absl::StrCat(cdir, "/", weights_sha.substr(0, 16), "-",
+                                 Sha256Hex(lm.model->config().Variant()).substr(0, 8), ".jsonl");
+  }
+  return lm;
+}
+
+// Every loglikelihood request of every task, scored in one scorer call.
+struct ScoredRequests {
+  std::vector<engine::TokenizedRequest> all;
+  std::vector<std::vector<std::vector<int64_t>>> index;  // task -> doc -> request ids in `all`
+  std::vector<int64_t> truncated;                          // per task
+  std::vector<tasks::LoglikelihoodResult> results;         // parallel to `all`
+  engine::ScoreStats stats;
+};
+
+absl::StatusOr<ScoredRequests> ScoreTasks(const RunOptions& o, LoadedModel& lm,
+                                          const std::vector<TaskData>& data) {
+  ScoredRequests s;
+  s.index.resize(data.size());
+  s.truncated.assign(data.size(), 0);
+  for (size_t ti = 0; ti < data.size(); ++ti) {
+    for (const auto& doc_reqs : data[ti].requests) {
+      std::vector<int64_t> ids;
+      for (const tasks::LoglikelihoodRequest& r : doc_reqs) {
+        auto tr = engine::TokenizeRequest(*lm.tok, lm.add_bos, lm.max_length, r);
+        if (!tr.ok()) return Annotate(tr.status(), absl::StrCat("task ", data[ti].task->name()));
+        s.truncated[ti] += tr->truncated;
+        ids.push_back(static_cast<int64_t>(s.all.size()));
+        s.all.push_back(std::move(*tr));
+      }
+      s.index[ti].push_back(std::move(ids));
+    }
+  }
+  FOCAL_ASSIGN_OR_RETURN(engine::ResultCache cache, engine::ResultCache::Open(lm.cache_path));
+  Progress progress(o.progress);
+  engine::ScorerOptions so;
+  so.batch_tokens = o.batch_tokens;
+  so.progress = [&](int64_t d, int64_t t, int64_t tokens) {
+    progress.Update(std::filesystem::path(lm.dir).filename().string(), d, t, tokens);
+  };
+  FOCAL_ASSIGN_OR_RETURN(s.results,
+                         engine::ScoreRequests(lm.model->transformer(), s.all, cache, so, &s.stats));
+  return s;
+}
+
+// One document's line in the per-sample log.
+std::string SampleLine(const LoadedModel& lm, const TaskData& td, size_t di,
+                       absl::Span<const tasks::LoglikelihoodResult> rs, const tasks::DocScore& ds) {
+  const tasks::Task& task = *td.task;
+  std::vector<std::string> continuations;
+  std::vector<double> lls;
+  std::vector<bool> greedy;
+  for (size_t k = 0; k < rs.size(); ++k) {
+    continuations.push_back(td.requests[di][k].continuation);
+    lls.push_back(rs[k].ll);
+    greedy.push_back(rs[k].is_greedy);
+  }
+  JsonObjectWriter line;
+  line.String("model", lm.dir)
+      .String("variant", lm.model->config().Variant())
+      .String("task", task.name())
+      .String("doc_id", td.docs[di].id)
+      .Int("doc_index", td.docs[di].index)
+      .String("context", td.requests[di][0].context)
+      .StringArray("continuations", continuations)
+      .DoubleArray("loglikelihoods", lls)
+      .BoolArray("is_greedy", greedy)
+      .Int("prediction", ds.prediction);
+  if (task.spec().output_type() == tasks::MULTIPLE_CHOICE) {
+    line.Int("gold", td.docs[di].gold);
+  } else {
+    line.String("gold", td.requests[di][0].continuation);
+  }
+  line.DoubleMap("metrics", ds.metrics);
+  return line.Finish() + "\n";
+}
+
+// The last context token of each document's first request, for the first
+// `limit` documents: the position that predicts the answer.
+std::vector<engine::ProbeInput> AnswerProbes(const ScoredRequests& s, size_t ti, int64_t limit) {
+  std::vector<engine::ProbeInput> probes;
+  for (size_t di = 0; di < s.index[ti].size() && static_cast<int64_t>(probes.size()) < limit;
+       ++di) {
+    if (s.index[ti][di].empty()) continue;
+    const engine::TokenizedRequest& r = s.all[s.index[ti][di][0]];
+    if (r.input.size() < r.continuation.size()) continue;  // context cut away
+    const int64_t ctx = static_cast<int64_t>(r.input.size() - r.continuation.size());
+    engine::ProbeInput p;
+    p.tokens.assign(r.input.begin(), r.input.begin() + ctx + 1);
+    p.row = ctx;
+    probes.push_back(std::move(p));
+  }
+  return probes;
+}
+
+// Scores one task's documents, logs them, and adds its TaskResult (and its
+// details for `compare`).
+absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td,
+                        const ScoredRequests& s, size_t ti, std::string& samples_text,
+                        engine::ModelDetails* md) {
+  const tasks::Task& task = *td.task;
+  std::map<std::string, std::vector<double>> per_metric;
+  for (size_t di = 0; di < td.docs.size(); ++di) {
+    std::vector<tasks::LoglikelihoodResult> rs;
+    for (int64_t id : s.index[ti][di]) rs.push_back(s.results[id]);
+    FOCAL_ASSIGN_OR_RETURN(tasks::DocScore ds, task.Score(td.docs[di], rs));
+    for (const auto& [k, v] : ds.metrics) per_metric[k].push_back(v);
+    samples_text += SampleLine(lm, td, di, rs, ds);
+  }
+  if (md != nullptr) {
+    engine::TaskDetails& d = (*md)[task.name()];
+    Sha256 h;
+    for (const auto& ids : s.index[ti]) {
+      for (int64_t id : ids) h.Update(s.all[id].Key());
+    }
+    d.requests_sha256 = h.HexDigest();
+    d.per_doc = per_metric;
+    if (o.keep_requests) {
+      for (const auto& ids : s.index[ti]) {
+        for (int64_t id : ids) d.requests.push_back(s.all[id]);
+      }
+    }
+    if (o.attention_samples > 0) {
+      FOCAL_ASSIGN_OR_RETURN(d.attention,
+                             engine::MeasureAttention(lm.model->transformer(),
+                                                      AnswerProbes(s, ti, o.attention_samples),
+                                                      o.prefill_chunk));
+    }
+  }
+  reports::TaskResult* tr = lm.run->add_tasks();
+  tr->set_task(task.name());
+  tr->set_version(task.spec().version());
+  tr->set_num_fewshot(o.num_fewshot);
+  tr->set_num_docs(static_cast<int64_t>(td.docs.size()));
+  tr->set_num_docs_total(td.total_docs);
+  tr->set_data_path(td.path);
+  tr->set_data_sha256(td.sha256);
+  tr->set_fewshot_path(td.fewshot_path);
+  int64_t nreq = 0;
+  for (const auto& r : td.requests) nreq += static_cast<int64_t>(r.size());
+  tr->set_num_requests(nreq);
+  tr->set_truncated_requests(s.truncated[ti]);
+  if (o.shard_count > 1) {
+    for (size_t di = 0; di < td.docs.size(); ++di) {
+      reports::DocValues* dv = tr->add_docs();
+      dv->set_doc_index(td.docs[di].index);
+      for (const std::string& name : task.spec().metrics()) dv->add_values(per_metric[name][di]);
+    }
+  }
+  for (const std::string& name : task.spec().metrics()) {
+    const tasks::MetricDef& def = *tasks::FindMetric(name);
+    const std::vector<double>& xs = per_metric[name];
+    reports::MetricValue* mv = tr->add_metrics();
+    mv->set_name(name);
+    mv->set_n(static_cast<int64_t>(xs.size()));
+    mv->set_value(tasks::AggregateValue(def, xs));
+    mv->set_stderr(tasks::AggregateStderr(def, xs));
+    mv->set_higher_is_better(def.higher_is_better);
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -200,66 +473,16 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   if (o.num_fewshot < 0) return absl::InvalidArgumentError("--num-fewshot must be >= 0");
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
   FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
-  // Long-context names go to the generation path, the rest to the registry.
-  std::vector<std::string> long_names;
-  std::string short_names;
-  for (absl::string_view raw : absl::StrSplit(o.tasks, ',', absl::SkipWhitespace())) {
-    std::string n(absl::StripAsciiWhitespace(raw));
-    if (engine::IsLongContextName(n) && registry.Find(n) == nullptr) {
-      long_names.push_back(n);
-    } else {
-      absl::StrAppend(&short_names, short_names.empty() ? "" : ",", n);
-    }
-  }
-  std::vector<const tasks::Task*> task_list;
-  if (!short_names.empty() || long_names.empty()) {
-    FOCAL_ASSIGN_OR_RETURN(task_list, registry.Resolve(short_names));
-  }
-  engine::LongContextOptions lco;
-  if (!long_names.empty()) {
-    FOCAL_ASSIGN_OR_RETURN(lco.tasks, engine::ResolveLongContextTasks(long_names));
-    FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
-    FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
-    lco.samples = o.limit > 0 ? o.limit : 500;
-    lco.seed = o.long_seed;
-    lco.data_dir = o.data_dir;
-    lco.allow_length_extrapolation = o.allow_length_extrapolation;
-    lco.prefill_chunk = o.prefill_chunk;
-    lco.max_batch = o.gen_batch;
-    lco.threads = o.threads;
-    lco.progress = o.progress;
-    lco.attention_samples = o.attention_samples;
-    lco.shard_index = o.shard_index;
-    lco.shard_count = o.shard_count;
-  }
-  for (const auto* m : {&o.data, &o.fewshot_data}) {
-    for (const auto& [name, path] : *m) {
-      if (registry.Find(name) == nullptr) {
-        return absl::NotFoundError(absl::StrCat(m == &o.data ? "--data" : "--fewshot-data",
-                                                " names unknown task '", name, "'"));
-      }
-    }
-  }
+  FOCAL_ASSIGN_OR_RETURN(TaskSelection selection, SelectTasks(o, registry));
   // Read every task's data before loading any model: bad data fails fast.
   std::vector<TaskData> data;
-  for (const tasks::Task* t : task_list) {
+  for (const tasks::Task* t : selection.loglikelihood) {
     FOCAL_ASSIGN_OR_RETURN(TaskData td, LoadTask(o, *t));
     data.push_back(std::move(td));
   }
-
-  reports::RunResults results;
-  reports::RunConfig* cfg = results.mutable_config();
-  for (const tasks::Task* t : task_list) cfg->add_tasks(t->name());
-  for (const std::string& t : lco.tasks) cfg->add_tasks(t);
-  cfg->set_limit(o.limit);
-  cfg->set_shard_index(o.shard_index);
-  cfg->set_shard_count(o.shard_count);
-  cfg->set_seed(o.seed);
-  cfg->set_num_fewshot(o.num_fewshot);
-  cfg->set_batch_tokens(o.batch_tokens);
-  cfg->set_data_dir(o.data_dir);
-  cfg->set_harness_version(kHarnessVersion);
-  cfg->set_git_commit(FOCAL_GIT_COMMIT);
+  FOCAL_ASSIGN_OR_RETURN(engine::LongContextOptions lco,
+                         MakeLongContextOptions(o, selection.generation));
+  reports::RunResults results = NewResults(o, selection);
 
   FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
                          kernels::CreateBackend(o.device, o.threads));
@@ -267,194 +490,27 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   if (models.empty()) models.push_back(DefaultModelDir());
   std::string samples_text;
   for (size_t mi = 0; mi < models.size(); ++mi) {
-    const std::string& dir = models[mi];
     const auto t0 = std::chrono::steady_clock::now();
-    model::LoadOptions lo;
-    lo.focal_temperature = o.focal_temperature;
-    if (mi < o.model_temperatures.size() && o.model_temperatures[mi].has_value()) {
-      lo.focal_temperature = o.model_temperatures[mi];
-    }
-    engine::ModelDetails* md = nullptr;
-    if (details != nullptr) md = &details->emplace_back();
-    lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
-    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::LanguageModel> m,
-                           model::LanguageModel::Load(dir, *backend, lo));
-    const model::Tokenizer& tok = *m->tokenizer();
-    FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(m->store()));
-    FOCAL_ASSIGN_OR_RETURN(std::string tok_sha, FileSha256(tok.path()));
-    // auto: as the HF Llama tokenizer (and current lm-eval), BOS when the
-    // tokenizer has one.
-    const bool add_bos = o.bos == engine::BosPolicy::kAlways ||
-                         (o.bos == engine::BosPolicy::kAuto && tok.bos_id() >= 0);
-    const int64_t max_length = m->config().max_position_embeddings;
-    reports::ModelRun* run = results.add_models();
-    run->set_model_path(dir);
-    run->set_weights_sha256(weights_sha);
-    run->set_variant(m->config().Variant());
-    run->set_tokenizer(tok.path());
-    run->set_tokenizer_sha256(tok_sha);
-    run->set_bos_policy(add_bos ? "bos" : "no-bos");
-    run->set_backend(backend->name());
-    run->set_max_length(max_length);
-
-    // Every request of every task goes through one scorer call.
-    std::vector<engine::TokenizedRequest> all;
-    std::vector<std::vector<std::vector<int64_t>>> index(data.size());
-    std::vector<int64_t> truncated(data.size(), 0);
+    engine::ModelDetails* md = details != nullptr ? &details->emplace_back() : nullptr;
+    FOCAL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(o, mi, models[mi], *backend, results));
+    FOCAL_ASSIGN_OR_RETURN(ScoredRequests scored, ScoreTasks(o, lm, data));
     for (size_t ti = 0; ti < data.size(); ++ti) {
-      for (const auto& doc_reqs : data[ti].requests) {
-        std::vector<int64_t> ids;
-        for (const tasks::LoglikelihoodRequest& r : doc_reqs) {
-          auto tr = engine::TokenizeRequest(tok, add_bos, max_length, r);
-          if (!tr.ok()) return Annotate(tr.status(), absl::StrCat("task ", data[ti].task->name()));
-          truncated[ti] += tr->truncated;
-          ids.push_back(static_cast<int64_t>(all.size()));
-          all.push_back(std::move(*tr));
-        }
-        index[ti].push_back(std::move(ids));
-      }
+      FOCAL_RETURN_IF_ERROR(RecordTask(o, lm, data[ti], scored, ti, samples_text, md));
     }
-    std::string cache_path;
-    if (!o.cache_dir.empty() || !o.out.empty()) {
-      const std::string cdir = o.cache_dir.empty() ? o.out + ".cache" : o.cache_dir;
-      std::error_code ec;
-      std::filesystem::create_directories(cdir, ec);
-      // The model's identity: its weights and the variant it is evaluated as.
-      cache_path = absl::StrCat(cdir, "/", weights_sha.substr(0, 16), "-",
-                                Sha256Hex(m->config().Variant()).substr(0, 8), ".jsonl");
-    }
-    FOCAL_ASSIGN_OR_RETURN(engine::ResultCache cache, engine::ResultCache::Open(cache_path));
-    Progress progress(o.progress);
-    engine::ScorerOptions so;
-    so.batch_tokens = o.batch_tokens;
-    so.progress = [&](int64_t d, int64_t t, int64_t tokens) {
-      progress.Update(std::filesystem::path(dir).filename().string(), d, t, tokens);
-    };
-    engine::ScoreStats stats;
-    FOCAL_ASSIGN_OR_RETURN(std::vector<tasks::LoglikelihoodResult> scored,
-                           engine::ScoreRequests(m->transformer(), all, cache, so, &stats));
-
-    for (size_t ti = 0; ti < data.size(); ++ti) {
-      const TaskData& td = data[ti];
-      const tasks::Task& task = *td.task;
-      std::map<std::string, std::vector<double>> per_metric;
-      if (md != nullptr) {
-        Sha256 h;
-        for (const auto& ids : index[ti]) {
-          for (int64_t id : ids) h.Update(all[id].Key());
-        }
-        (*md)[task.name()].requests_sha256 = h.HexDigest();
-      }
-      for (size_t di = 0; di < td.docs.size(); ++di) {
-        std::vector<tasks::LoglikelihoodResult> rs;
-        for (int64_t id : index[ti][di]) rs.push_back(scored[id]);
-        FOCAL_ASSIGN_OR_RETURN(tasks::DocScore ds, task.Score(td.docs[di], rs));
-        for (const auto& [k, v] : ds.metrics) per_metric[k].push_back(v);
-        // Per-sample log line.
-        std::string line = absl::StrCat(
-            "{\"model\": ", JsonStr(dir), ", \"variant\": ", JsonStr(m->config().Variant()),
-            ", \"task\": ", JsonStr(task.name()), ", \"doc_id\": ", JsonStr(td.docs[di].id),
-            ", \"doc_index\": ", td.docs[di].index, ", \"context\": ",
-            JsonStr(td.requests[di][0].context), ", \"continuations\": [");
-        for (size_t k = 0; k < rs.size(); ++k) {
-          absl::StrAppend(&line, k ? ", " : "", JsonStr(td.requests[di][k].continuation));
-        }
-        absl::StrAppend(&line, "], \"loglikelihoods\": [");
-        for (size_t k = 0; k < rs.size(); ++k) {
-          absl::StrAppend(&line, k ? ", " : "", absl::StrFormat("%.17g", rs[k].ll));
-        }
-        absl::StrAppend(&line, "], \"is_greedy\": [");
-        for (size_t k = 0; k < rs.size(); ++k) {
-          absl::StrAppend(&line, k ? ", " : "", rs[k].is_greedy ? "true" : "false");
-        }
-        absl::StrAppend(&line, "], \"prediction\": ", ds.prediction, ", \"gold\": ",
-                        task.spec().output_type() == tasks::MULTIPLE_CHOICE
-                            ? absl::StrCat(td.docs[di].gold)
-                            : JsonStr(td.requests[di][0].continuation),
-                        ", \"metrics\": {");
-        bool first = true;
-        for (const auto& [k, v] : ds.metrics) {
-          absl::StrAppend(&line, first ? "" : ", ", JsonStr(k), ": ", absl::StrFormat("%.17g", v));
-          first = false;
-        }
-        absl::StrAppend(&samples_text, line, "}}\n");
-      }
-      if (md != nullptr) {
-        engine::TaskDetails& d = (*md)[task.name()];
-        d.per_doc = per_metric;
-        if (o.keep_requests) {
-          for (const auto& ids : index[ti]) {
-            for (int64_t id : ids) d.requests.push_back(all[id]);
-          }
-        }
-        if (o.attention_samples > 0) {
-          // The last context token of each document's first request: the
-          // position that predicts the answer.
-          std::vector<engine::ProbeInput> probes;
-          for (size_t di = 0; di < index[ti].size() &&
-                              static_cast<int64_t>(probes.size()) < o.attention_samples;
-               ++di) {
-            if (index[ti][di].empty()) continue;
-            const engine::TokenizedRequest& r = all[index[ti][di][0]];
-            if (r.input.size() < r.continuation.size()) continue;  // context cut away
-            const int64_t ctx = static_cast<int64_t>(r.input.size() - r.continuation.size());
-            engine::ProbeInput p;
-            p.tokens.assign(r.input.begin(), r.input.begin() + ctx + 1);
-            p.row = ctx;
-            probes.push_back(std::move(p));
-          }
-          FOCAL_ASSIGN_OR_RETURN(d.attention,
-                                 engine::MeasureAttention(m->transformer(), probes, o.prefill_chunk));
-        }
-      }
-      reports::TaskResult* tr = run->add_tasks();
-      tr->set_task(task.name());
-      tr->set_version(task.spec().version());
-      tr->set_num_fewshot(o.num_fewshot);
-      tr->set_num_docs(static_cast<int64_t>(td.docs.size()));
-      tr->set_num_docs_total(td.total_docs);
-      tr->set_data_path(td.path);
-      tr->set_data_sha256(td.sha256);
-      tr->set_fewshot_path(td.fewshot_path);
-      int64_t nreq = 0;
-      for (const auto& r : td.requests) nreq += static_cast<int64_t>(r.size());
-      tr->set_num_requests(nreq);
-      tr->set_truncated_requests(truncated[ti]);
-      if (o.shard_count > 1) {
-        for (size_t di = 0; di < td.docs.size(); ++di) {
-          reports::DocValues* dv = tr->add_docs();
-          dv->set_doc_index(td.docs[di].index);
-          for (const std::string& name : task.spec().metrics()) dv->add_values(per_metric[name][di]);
-        }
-      }
-      for (const std::string& name : task.spec().metrics()) {
-        const std::vector<double>& xs = per_metric[name];
-        reports::MetricValue* mv = tr->add_metrics();
-        mv->set_name(name);
-        mv->set_n(static_cast<int64_t>(xs.size()));
-        if (name == "perplexity") {
-          mv->set_value(tasks::Perplexity(xs));
-          mv->set_stderr(tasks::PerplexityBootstrapStderr(xs));
-          mv->set_higher_is_better(false);
-        } else {
-          mv->set_value(tasks::Mean(xs));
-          mv->set_stderr(tasks::MeanStderr(xs));
-          mv->set_higher_is_better(true);
-        }
-      }
-    }
-    run->set_cached_requests(stats.cached);  // engine::RunLongContext adds its own
+    lm.run->set_cached_requests(scored.stats.cached);  // RunLongContext adds its own
     if (!lco.tasks.empty()) {
-      lco.add_bos = add_bos;
-      lco.cache_path = cache_path.empty() ? "" : absl::StrCat(cache_path.substr(0, cache_path.size() - 6),
-                                                              "-gen.jsonl");
-      FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*m, lco, *run, samples_text, md));
+      lco.add_bos = lm.add_bos;
+      lco.cache_path = lm.cache_path.empty()
+                           ? ""
+                           : absl::StrCat(lm.cache_path.substr(0, lm.cache_path.size() - 6),
+                                          "-gen.jsonl");
+      FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*lm.model, lco, *lm.run, samples_text, md));
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    run->set_wall_seconds(secs);
-    run->set_tokens_processed(stats.tokens_processed);
-    run->set_tokens_per_second(secs > 0 ? stats.tokens_processed / secs : 0);
+    lm.run->set_wall_seconds(secs);
+    lm.run->set_tokens_processed(scored.stats.tokens_processed);
+    lm.run->set_tokens_per_second(secs > 0 ? scored.stats.tokens_processed / secs : 0);
   }
   if (!o.out.empty()) {
     FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(results));

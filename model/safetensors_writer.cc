@@ -8,28 +8,9 @@
 #include "absl/strings/str_join.h"
 #include "base/check.h"
 #include "base/file_util.h"
+#include "base/json_writer.h"
 
 namespace focal::model {
-
-std::string JsonQuote(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string SerializeSafetensors(const std::map<std::string, F32Tensor>& tensors,
                                  const std::map<std::string, std::string>& metadata) {

@@ -28,9 +28,6 @@ absl::Status WriteSafetensors(absl::string_view path,
                               const std::map<std::string, F32Tensor>& tensors,
                               const std::map<std::string, std::string>& metadata = {});
 
-// JSON string literal for `s` (quotes and escapes added).
-std::string JsonQuote(absl::string_view s);
-
 }  // namespace focal::model
 
 #endif  // FOCAL_MODEL_SAFETENSORS_WRITER_H_

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "reports/results_writer.h"
 #include "reports/stats.h"
+#include "tasks/metric_registry.h"
 #include "tasks/metrics.h"
 
 namespace focal::reports {
@@ -245,8 +246,13 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
       double depth = -1;
       if (parts.size() > 1) (void)absl::SimpleAtoi(parts[1], &length);
       if (parts.size() > 2) (void)absl::SimpleAtod(parts[2], &depth);
-      const double scale = length > 0 ? 100.0 : 1.0;  // long-context scores read 0-100
       for (const auto& [metric, a] : metrics) {
+        const tasks::MetricDef* def = tasks::FindMetric(metric);
+        if (def == nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(task_key, ": unknown metric '", metric, "'"));
+        }
+        const double scale = def->scale;
         const std::vector<double>& b = fit->second.at(metric);
         MetricComparison* r = rep.add_rows();
         r->set_task(task);
@@ -256,14 +262,15 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
         r->set_focal_variant(fm.variant());
         r->set_focal_model(fm.model_path());
         r->set_n(static_cast<int64_t>(a.size()));
-        WinTieLoss w = CountWinTieLoss(a, b);  // perplexity items are ll: higher is better too
+        // Per-document values are "higher is better" even for perplexity (each is an ll).
+        WinTieLoss w = CountWinTieLoss(a, b);
         r->set_wins(w.wins);
         r->set_ties(w.ties);
         r->set_losses(w.losses);
-        if (metric == "perplexity") {
-          r->set_higher_is_better(false);
-          r->set_base(tasks::Perplexity(a));
-          r->set_focal(tasks::Perplexity(b));
+        r->set_higher_is_better(def->higher_is_better);
+        if (def->paired == tasks::PairedStatistic::kRatio) {
+          r->set_base(tasks::AggregateValue(*def, a));
+          r->set_focal(tasks::AggregateValue(*def, b));
           r->set_diff(r->focal() / r->base());
           r->set_rel_diff(r->diff() - 1);
           auto ci = PairedBootstrapPerplexityRatio(a, b, o.bootstrap_iters, o.seed, o.confidence);
@@ -273,9 +280,8 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
           r->set_significant(ci->low > 1 || ci->high < 1);
           continue;
         }
-        r->set_higher_is_better(true);
-        r->set_base(scale * tasks::Mean(a));
-        r->set_focal(scale * tasks::Mean(b));
+        r->set_base(scale * tasks::AggregateValue(*def, a));
+        r->set_focal(scale * tasks::AggregateValue(*def, b));
         r->set_diff(r->focal() - r->base());
         r->set_rel_diff(r->base() != 0 ? r->diff() / std::abs(r->base()) : std::nan(""));
         auto ci = PairedBootstrapDiff(a, b, o.bootstrap_iters, o.seed, o.confidence);

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "tasks/metrics.h"
+#include "tasks/metric_registry.h"
 #include "reports/ruler_summary.h"
 
 namespace focal::reports {
@@ -122,13 +122,14 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
           xs.push_back(d.values(pos));
         }
         mv->set_n(static_cast<int64_t>(xs.size()));
-        if (mv->name() == "perplexity") {
-          mv->set_value(tasks::Perplexity(xs));
-          mv->set_stderr(tasks::PerplexityBootstrapStderr(xs));
-        } else {
-          mv->set_value(tasks::Mean(xs));
-          mv->set_stderr(tasks::MeanStderr(xs));
+        const tasks::MetricDef* def = tasks::FindMetric(mv->name());
+        if (def == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat("merge: ", t->task(),
+                                                         ": unknown metric '", mv->name(), "'"));
         }
+        // Shards keep reported-scale values (sharded runs write them so).
+        mv->set_value(tasks::AggregateValue(*def, xs));
+        mv->set_stderr(tasks::AggregateStderr(*def, xs));
       }
     }
     // RULER's per-length averages and effective length, from the merged scores.

@@ -2,10 +2,14 @@
 #include "reports/results_writer.h"
 
 #include <cmath>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/type_resolver_util.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace focal::reports {
@@ -15,8 +19,23 @@ absl::StatusOr<std::string> ToPrettyJson(const google::protobuf::Message& messag
   opts.add_whitespace = true;
   opts.always_print_primitive_fields = true;
   opts.preserve_proto_field_names = true;
+  // What MessageToJsonString does, but through a deterministic serialization:
+  // map entries come out ordered by key, so equal reports print equal.
+  std::string binary;
+  {
+    google::protobuf::io::StringOutputStream sos(&binary);
+    google::protobuf::io::CodedOutputStream cos(&sos);
+    cos.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&cos);
+  }
+  constexpr char kUrlPrefix[] = "type.googleapis.com";
+  std::unique_ptr<google::protobuf::util::TypeResolver> resolver(
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          kUrlPrefix, message.GetDescriptor()->file()->pool()));
   std::string out;
-  auto st = google::protobuf::util::MessageToJsonString(message, &out, opts);
+  auto st = google::protobuf::util::BinaryToJsonString(
+      resolver.get(), absl::StrCat(kUrlPrefix, "/", message.GetDescriptor()->full_name()), binary,
+      &out, opts);
   if (!st.ok()) {
     return absl::InternalError(
         absl::StrCat(message.GetTypeName(), " to JSON: ", st.ToString()));

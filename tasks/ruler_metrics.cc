@@ -8,7 +8,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "datasets/ruler.h"
 #include "datasets/text_util.h"
 
 namespace focal::tasks {
@@ -58,21 +57,6 @@ double StringMatchAll(absl::string_view prediction, absl::Span<const std::string
 
 double StringMatchPart(absl::string_view prediction, absl::Span<const std::string> golds) {
   return CountMatches(prediction, golds) > 0 ? 1.0 : 0.0;
-}
-
-absl::StatusOr<RulerMetric> RulerMetricFor(absl::string_view task) {
-  for (const std::string& name : datasets::RulerTaskNames()) {
-    if (name != task) continue;
-    return absl::string_view(name).substr(0, 9) == "ruler_qa_" ? RulerMetric::kStringMatchPart
-                                                               : RulerMetric::kStringMatchAll;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("'", task, "' is not a RULER task"));
-}
-
-double RulerScore(RulerMetric metric, absl::string_view prediction,
-                  absl::Span<const std::string> golds) {
-  return metric == RulerMetric::kStringMatchPart ? StringMatchPart(prediction, golds)
-                                                 : StringMatchAll(prediction, golds);
 }
 
 absl::StatusOr<int64_t> EffectiveLength(absl::Span<const int64_t> lengths,

@@ -33,16 +33,6 @@ double StringMatchAll(absl::string_view prediction, absl::Span<const std::string
 // RULER port returns the fraction of golds matched instead.)
 double StringMatchPart(absl::string_view prediction, absl::Span<const std::string> golds);
 
-enum class RulerMetric { kStringMatchAll, kStringMatchPart };
-
-// niah_*, vt, cwe, fwe -> kStringMatchAll; qa_1, qa_2 -> kStringMatchPart.
-// InvalidArgument for a name that is not one of datasets::RulerTaskNames().
-absl::StatusOr<RulerMetric> RulerMetricFor(absl::string_view task);
-
-// The per-sample score of `metric`.
-double RulerScore(RulerMetric metric, absl::string_view prediction,
-                  absl::Span<const std::string> golds);
-
 // RULER's "effective length": the threshold is Llama-2-7B-chat's 4K average
 // (85.6, README). `averages[i]` (0-100, the mean of the 13 task scores) was
 // measured at `lengths[i]`. Returns the longest length L such that the

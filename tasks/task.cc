@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tasks/task.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "tasks/metric_registry.h"
 
 namespace focal::tasks {
 
@@ -50,28 +52,28 @@ Task::Task(TaskSpec spec) : spec_(std::move(spec)) {
 absl::StatusOr<Task> Task::FromSpec(TaskSpec spec) {
   const std::string where = absl::StrCat("task '", spec.name(), "'");
   if (spec.name().empty()) return absl::InvalidArgumentError("task spec has no name");
-  if (spec.doc_to_text().empty()) {
+  if (spec.output_type() == OUTPUT_TYPE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": output_type is not set"));
+  }
+  if (spec.output_type() == GENERATE_UNTIL) {
+    if (spec.generator().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": generator is empty"));
+    }
+  } else if (spec.doc_to_text().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_text is empty"));
   }
-  if (spec.output_type() == LOGLIKELIHOOD) {
-    if (spec.doc_to_target().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_target is empty"));
+  if (spec.output_type() == LOGLIKELIHOOD && spec.doc_to_target().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_target is empty"));
+  }
+  for (const std::string& m : spec.metrics()) {
+    const MetricDef* def = FindMetric(m);
+    if (def == nullptr || std::find(def->output_types.begin(), def->output_types.end(),
+                                    spec.output_type()) == def->output_types.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": metric '", m,
+                                                     "' is not defined for ",
+                                                     OutputType_Name(spec.output_type()),
+                                                     " tasks"));
     }
-    for (const std::string& m : spec.metrics()) {
-      if (m != "acc" && m != "perplexity") {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": metric '", m, "' is not defined for LOGLIKELIHOOD tasks"));
-      }
-    }
-  } else if (spec.output_type() == MULTIPLE_CHOICE) {
-    for (const std::string& m : spec.metrics()) {
-      if (m != "acc" && m != "acc_norm") {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": metric '", m, "' is not defined for MULTIPLE_CHOICE tasks"));
-      }
-    }
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": output_type is not set"));
   }
   if (spec.metrics().empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": no metrics"));
   return Task(std::move(spec));
@@ -175,10 +177,12 @@ absl::StatusOr<DocScore> Task::Score(const datasets::Doc& doc,
   DocScore s;
   if (spec_.output_type() == LOGLIKELIHOOD) {
     if (results.size() != 1) return absl::InternalError("LOGLIKELIHOOD needs one result");
-    for (const std::string& m : spec_.metrics()) {
-      s.metrics[m] = m == "acc" ? (results[0].is_greedy ? 1.0 : 0.0) : results[0].ll;
-    }
+    const ChoiceOutcome o{.results = results, .best = results[0].is_greedy ? 0 : -1, .gold = 0};
+    for (const std::string& m : spec_.metrics()) s.metrics[m] = FindMetric(m)->choices(o);
     return s;
+  }
+  if (spec_.output_type() != MULTIPLE_CHOICE) {
+    return absl::InternalError(absl::StrCat("task ", name(), " is not scored by loglikelihood"));
   }
   const auto& choices = Choices(doc);
   if (results.size() != choices.size()) return absl::InternalError("result count mismatch");
@@ -194,10 +198,8 @@ absl::StatusOr<DocScore> Task::Score(const datasets::Doc& doc,
     }
   }
   s.prediction = best;
-  for (const std::string& m : spec_.metrics()) {
-    if (m == "acc") s.metrics[m] = best == doc.gold ? 1.0 : 0.0;
-    if (m == "acc_norm") s.metrics[m] = best_norm == doc.gold ? 1.0 : 0.0;
-  }
+  const ChoiceOutcome o{.results = results, .best = best, .best_norm = best_norm, .gold = doc.gold};
+  for (const std::string& m : spec_.metrics()) s.metrics[m] = FindMetric(m)->choices(o);
   return s;
 }
 

@@ -104,6 +104,12 @@ std::map<std::string, std::vector<std::string>> TaskRegistry::Groups() const {
   for (const auto& [n, t] : tasks_) {
     for (const std::string& grp : t.spec().groups()) g[grp].push_back(n);
   }
+  // By the specs' order, then by name (tasks_ is sorted by name).
+  for (auto& [grp, names] : g) {
+    std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+      return tasks_.at(a).spec().order() < tasks_.at(b).spec().order();
+    });
+  }
   return g;
 }
 
@@ -119,7 +125,9 @@ absl::StatusOr<std::vector<const Task*>> TaskRegistry::Resolve(absl::string_view
     name.erase(0, name.find_first_not_of(' '));
     name.erase(name.find_last_not_of(' ') + 1);
     if (name == "all") {
-      for (const auto& [n, t] : tasks_) add(n);
+      for (const auto& [n, t] : tasks_) {
+        if (!t.spec().exclude_from_all()) add(n);
+      }
     } else if (tasks_.count(name)) {
       add(name);
     } else if (auto g = groups.find(name); g != groups.end()) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file_util.h"
+#include "base/json_writer.h"
 #include "base/status_macros.h"
 #include "model/safetensors_writer.h"
 #include "model/tokenizer.h"

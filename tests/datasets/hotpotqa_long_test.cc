@@ -101,8 +101,8 @@ class HotpotQaLongTest : public ::testing::Test {
     return *path;
   }
 
-  static LongContextOptions Options(int64_t num_samples, const std::string& path = "") {
-    LongContextOptions o;
+  static GeneratorOptions Options(int64_t num_samples, const std::string& path = "") {
+    GeneratorOptions o;
     o.count_tokens = [](absl::string_view text) -> absl::StatusOr<int64_t> {
       FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer_->Encode(text, true));
       return static_cast<int64_t>(ids.size());
@@ -289,7 +289,7 @@ TEST_F(HotpotQaLongTest, Deterministic) {
     EXPECT_EQ((*a)[i].input, (*b)[i].input);
     EXPECT_EQ((*a)[i].meta, (*b)[i].meta);
   }
-  LongContextOptions other = Options(3);
+  GeneratorOptions other = Options(3);
   other.seed = 7;
   auto c = MakeHotpotQaLongSamples(4096, 0.25, other);
   ASSERT_TRUE(c.ok());
@@ -337,7 +337,7 @@ TEST_F(HotpotQaLongTest, BadArguments) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("length 0")));
   EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(0)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("num_samples")));
-  LongContextOptions no_counter = Options(1);
+  GeneratorOptions no_counter = Options(1);
   no_counter.count_tokens = nullptr;
   EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, no_counter),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token counter")));

@@ -35,9 +35,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "datasets/ruler_common.h"
+#include "base/asset_root.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "model/tokenizer.h"
+#include "tasks/metric_registry.h"
+#include "tasks/task_registry.h"
 #include "re2/re2.h"
 #include "tasks/ruler_metrics.h"
 #include "tests/testing/test_util.h"
@@ -85,8 +88,8 @@ int64_t CountTokens(absl::string_view text) {
 
 // Bundled data (empty paths), the stories260K counter, `n` samples; `calls`
 // (if given) counts the count_tokens calls.
-LongContextOptions Options(int64_t n, int64_t* calls = nullptr) {
-  LongContextOptions o;
+GeneratorOptions Options(int64_t n, int64_t* calls = nullptr) {
+  GeneratorOptions o;
   o.num_samples = n;
   o.count_tokens = [calls](absl::string_view text) -> absl::StatusOr<int64_t> {
     if (calls != nullptr) ++*calls;
@@ -554,19 +557,25 @@ TEST(RulerTest, QaDocumentsAndGold) {
 // --- Scoring ---------------------------------------------------------------------------
 
 TEST(RulerTest, PerfectModelScoresOneAndEmptyScoresZero) {
+  auto registry = tasks::TaskRegistry::Load(absl::StrCat(AssetRoot(), "/tasks/specs"));
+  ASSERT_TRUE(registry.ok()) << registry.status();
   for (const std::string& task : RulerTaskNames()) {
-    auto metric = tasks::RulerMetricFor(task);
-    ASSERT_TRUE(metric.ok()) << metric.status();
+    const tasks::Task* t = registry->Find(task);
+    ASSERT_NE(t, nullptr) << task;
+    const tasks::MetricDef* def = tasks::FindMetric(t->spec().metrics(0));
+    auto score = [&](absl::string_view prediction, const std::vector<std::string>& golds) {
+      return def->generation(prediction, golds);
+    };
     for (int64_t length : kFitLengths) {
       if (!Feasible(task, length)) continue;
       for (const GenerationSample& s : Samples(task, length).samples) {
         ASSERT_FALSE(s.outputs.empty());
-        EXPECT_EQ(tasks::RulerScore(*metric, absl::StrJoin(s.outputs, ", "), s.outputs), 1.0)
+        EXPECT_EQ(score(absl::StrJoin(s.outputs, ", "), s.outputs), 1.0)
             << task;
-        EXPECT_EQ(tasks::RulerScore(*metric, "", s.outputs), 0.0) << task;
+        EXPECT_EQ(score("", s.outputs), 0.0) << task;
         // The golds are in the prompt (HotpotQA answers need not be: yes/no).
         if (task != "ruler_qa_2") {
-          EXPECT_EQ(tasks::RulerScore(*metric, s.input, s.outputs), 1.0) << task;
+          EXPECT_EQ(score(s.input, s.outputs), 1.0) << task;
         }
       }
     }
@@ -594,14 +603,14 @@ TEST(RulerTest, DeterministicAndIndependentOfSampleCount) {
 }
 
 TEST(RulerTest, SeedChangesSamplesAndExplicitPathsMatchBundled) {
-  LongContextOptions o = Options(1);
+  GeneratorOptions o = Options(1);
   o.seed = 7;
   auto other = MakeRulerSamples("ruler_niah_single_2", 1024, o);
   ASSERT_TRUE(other.ok());
   EXPECT_NE((*other)[0].input, Samples("ruler_niah_single_2", 1024).samples[0].input);
   EXPECT_EQ((*other)[0].meta.at("seed"), "7");
 
-  LongContextOptions paths = Options(1);
+  GeneratorOptions paths = Options(1);
   paths.essay_haystack = SourcePath("datasets/samples/haystack_essays.json");
   paths.word_list = SourcePath("datasets/words/ruler_words.txt");
   paths.squad = SourcePath("datasets/samples/squad_sample.json");
@@ -652,7 +661,7 @@ TEST(RulerTest, BadTaskLengthAndOptions) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("outside")));
   EXPECT_THAT(MakeRulerSamples("ruler_fwe", 4096, Options(0)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("num_samples")));
-  LongContextOptions none = Options(1);
+  GeneratorOptions none = Options(1);
   none.count_tokens = nullptr;
   EXPECT_THAT(MakeRulerSamples("ruler_fwe", 4096, none),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("count_tokens")));
@@ -660,7 +669,7 @@ TEST(RulerTest, BadTaskLengthAndOptions) {
 
 TEST(RulerTest, LengthTooSmallForTheTokenizer) {
   // Four tokens per byte: RULER's templates alone exceed 512 - 128.
-  LongContextOptions bytes = Options(1);
+  GeneratorOptions bytes = Options(1);
   bytes.count_tokens = [](absl::string_view text) -> absl::StatusOr<int64_t> {
     return 4 * static_cast<int64_t>(text.size());
   };
@@ -673,7 +682,7 @@ TEST(RulerTest, LengthTooSmallForTheTokenizer) {
 }
 
 TEST(RulerTest, CounterErrorsPropagate) {
-  LongContextOptions broken = Options(1);
+  GeneratorOptions broken = Options(1);
   broken.count_tokens = [](absl::string_view) -> absl::StatusOr<int64_t> {
     return absl::UnavailableError("tokenizer gone");
   };
@@ -686,7 +695,7 @@ TEST(RulerTest, CounterErrorsPropagate) {
 
 TEST(RulerTest, MissingDataFiles) {
   const std::string missing = MakeTempDir("ruler") + "/missing.json";
-  LongContextOptions o = Options(1);
+  GeneratorOptions o = Options(1);
   o.essay_haystack = missing;
   EXPECT_THAT(MakeRulerSamples("ruler_niah_single_2", 4096, o),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("missing.json")));
@@ -712,7 +721,7 @@ TEST(RulerTest, MalformedData) {
     WriteStringToFile(dir + "/" + name, contents);
     return dir + "/" + name;
   };
-  LongContextOptions o = Options(1);
+  GeneratorOptions o = Options(1);
   o.essay_haystack = file("essay.json", R"({"txt": "words"})");
   EXPECT_THAT(MakeRulerSamples("ruler_niah_single_2", 4096, o),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("{\"text\": \"...\"}")));
@@ -777,7 +786,7 @@ TEST(RulerTest, WordListTooSmallForCwe) {
     return text;
   };
   const std::string dir = MakeTempDir("ruler");
-  LongContextOptions o = Options(1);
+  GeneratorOptions o = Options(1);
   o.word_list = dir + "/small.txt";
   WriteStringToFile(o.word_list, word_list(15));
   EXPECT_THAT(MakeRulerSamples("ruler_cwe", 8192, o),
@@ -801,7 +810,7 @@ TEST(RulerTest, HotpotQaSkipsRecordsWithoutTheirGoldParagraphs) {
       R"({"_id": "b", "question": "Lost?", "answer": "x", "supporting_facts": [["Gone", 0]], )"
       R"("context": [["Zeta", ["Zeta is last."]]]})"
       "\n");
-  LongContextOptions o = Options(2);
+  GeneratorOptions o = Options(2);
   o.hotpotqa = path;
   auto s = MakeRulerSamples("ruler_qa_2", 1024, o);
   ASSERT_TRUE(s.ok()) << s.status();

@@ -254,6 +254,62 @@ TEST(RunTest, UserTaskSpecNeedsNoCpp) {
   EXPECT_THAT(broken.err, HasSubstr("broken.textproto:2:"));
 }
 
+TEST(RunTest, NewLongContextTaskIsOneTextproto) {
+  // A NIAH variant RULER does not have (two queried needles among six, noise
+  // haystack): one textproto naming an existing generator, no C++.
+  const std::string dir = testing::MakeTempDir("longspec");
+  testing::WriteStringToFile(dir + "/niah_two_of_six.textproto", R"(
+    name: "niah_two_of_six"  version: 3  groups: ["mine"]
+    output_type: GENERATE_UNTIL
+    generator: "ruler"
+    generator_options { key: "preset" value: "ruler_niah_single_1" }
+    generator_options { key: "num_keys" value: "6" }
+    generator_options { key: "num_queries" value: "2" }
+    metrics: ["string_match_all"]
+    exclude_from_all: true)");
+  Result r = RunCli("run --task-specs " + dir + " --tasks mine --lengths 1024 --limit 2 "
+                    "--allow-length-extrapolation --no-progress --out " + dir +
+                    "/r.json --samples " + dir + "/s.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("niah_two_of_six"));
+  reports::RunResults res = Load(dir + "/r.json");
+  ASSERT_EQ(res.models(0).tasks_size(), 1);
+  const reports::TaskResult& t = res.models(0).tasks(0);
+  EXPECT_EQ(t.task(), "niah_two_of_six");
+  EXPECT_EQ(t.version(), 3);
+  ASSERT_EQ(t.metrics_size(), 1);
+  EXPECT_EQ(t.metrics(0).name(), "string_match_all");
+  EXPECT_EQ(t.metrics(0).n(), 2);
+  // Each sample queries two of its six keys.
+  std::istringstream in(testing::ReadFileOrDie(dir + "/s.jsonl"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    auto v = ParseJson(line, "s.jsonl");
+    ASSERT_TRUE(v.ok()) << line;
+    EXPECT_EQ(v->Find("gold")->array().size(), 2u) << line;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2);
+  // A spec naming a generator that does not exist, or a bad option, fails by name.
+  testing::WriteStringToFile(dir + "/bad.textproto", R"(
+    name: "bad_gen" groups: ["bad"] output_type: GENERATE_UNTIL generator: "nope"
+    metrics: ["string_match_all"] exclude_from_all: true)");
+  Result bad = RunCli("run --task-specs " + dir + " --tasks bad --lengths 1024 --limit 1 "
+                      "--allow-length-extrapolation");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("task 'bad_gen': unknown generator 'nope' (known: "));
+  testing::WriteStringToFile(dir + "/bad.textproto", R"(
+    name: "bad_gen" groups: ["bad"] output_type: GENERATE_UNTIL generator: "ruler"
+    generator_options { key: "preset" value: "ruler_vt" }
+    generator_options { key: "haystak" value: "essay" }
+    metrics: ["string_match_all"] exclude_from_all: true)");
+  bad = RunCli("run --task-specs " + dir + " --tasks bad --lengths 1024 --limit 1 "
+               "--allow-length-extrapolation");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("unknown ruler generator option 'haystak'"));
+}
+
 TEST(RunTest, LongContextEndToEndAndResume) {
   const std::string dir = testing::MakeTempDir("long");
   // stories260K has 512 positions: 2048 needs (and records) extrapolation.
@@ -313,7 +369,8 @@ TEST(RunTest, LongContextRefusals) {
   EXPECT_THAT(empty.err, HasSubstr("--lengths is empty"));
   Result unknown = RunCli("run --tasks ruler_niah_single_9 --lengths 512");
   EXPECT_EQ(unknown.code, 1);
-  EXPECT_THAT(unknown.err, HasSubstr("unknown long-context task 'ruler_niah_single_9'"));
+  EXPECT_THAT(unknown.err, HasSubstr("unknown task 'ruler_niah_single_9'; did you mean "
+                                     "'ruler_niah_single_1'"));
   Result small = RunCli("run --tasks ruler_vt --lengths 512 --limit 1");
   EXPECT_EQ(small.code, 1);
   EXPECT_THAT(small.err, HasSubstr("ruler_vt"));

@@ -7,15 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "base/asset_root.h"
 #include "datasets/ruler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tasks/metric_registry.h"
+#include "tasks/task_registry.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::tasks {
 namespace {
 
 using ::focal::testing::StatusIs;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 using Golds = std::vector<std::string>;
@@ -73,18 +78,20 @@ TEST(RulerMetricsTest, StringMatchPartIsAnyMatch) {
   EXPECT_EQ(StringMatchPart(" \n Kansas Song\n", {"kansas song"}), 1.0);
 }
 
+// Each RULER task's spec names RULER's metric for it.
 TEST(RulerMetricsTest, MetricOfEachTask) {
+  auto registry = TaskRegistry::Load(absl::StrCat(AssetRoot(), "/tasks/specs"));
+  ASSERT_TRUE(registry.ok()) << registry.status();
   for (const std::string& task : datasets::RulerTaskNames()) {
-    auto metric = RulerMetricFor(task);
-    ASSERT_TRUE(metric.ok()) << metric.status();
+    const Task* t = registry->Find(task);
+    ASSERT_NE(t, nullptr) << task;
     const bool qa = task == "ruler_qa_1" || task == "ruler_qa_2";
-    EXPECT_EQ(*metric, qa ? RulerMetric::kStringMatchPart : RulerMetric::kStringMatchAll) << task;
+    EXPECT_THAT(t->spec().metrics(),
+                ElementsAre(qa ? "string_match_part" : "string_match_all")) << task;
   }
-  EXPECT_THAT(RulerMetricFor("niah_single_1"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a RULER task")));
   const Golds golds = {"a1", "b2"};
-  EXPECT_EQ(RulerScore(RulerMetric::kStringMatchAll, "a1", golds), 0.5);
-  EXPECT_EQ(RulerScore(RulerMetric::kStringMatchPart, "a1", golds), 1.0);
+  EXPECT_EQ(FindMetric("string_match_all")->generation("a1", golds), 0.5);
+  EXPECT_EQ(FindMetric("string_match_part")->generation("a1", golds), 1.0);
 }
 
 TEST(RulerMetricsTest, EffectiveLengthAsInTheReadme) {

@@ -113,9 +113,20 @@ TEST(TaskTest, BadDocumentsAndSpecs) {
 TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   auto reg = TaskRegistry::Load(testing::SourcePath("tasks/specs"));
   ASSERT_TRUE(reg.ok()) << reg.status();
-  EXPECT_EQ(reg->TaskNames(),
-            (std::vector<std::string>{"arc_challenge", "arc_easy", "boolq", "hellaswag",
-                                      "lambada_openai", "lambada_standard", "piqa"}));
+  // "all" is the short-context tasks; the long-context ones are specs too.
+  auto resolved = reg->Resolve("all");
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  std::vector<std::string> all;
+  for (const Task* t : *resolved) all.push_back(t->name());
+  EXPECT_EQ(all, (std::vector<std::string>{"arc_challenge", "arc_easy", "boolq", "hellaswag",
+                                           "lambada_openai", "lambada_standard", "piqa"}));
+  EXPECT_EQ(reg->TaskNames().size(), 7u + 13u + 1u);
+  // Groups list RULER's tasks in RULER's order (the specs' `order`).
+  const std::vector<std::string> ruler = reg->Groups().at("ruler");
+  ASSERT_EQ(ruler.size(), 13u);
+  EXPECT_EQ(ruler.front(), "ruler_niah_single_1");
+  EXPECT_EQ(ruler.back(), "ruler_qa_2");
+  EXPECT_EQ(reg->Groups().at("long_context").back(), "hotpotqa_long");
   auto c = reg->Resolve("commonsense");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->size(), 5u);
