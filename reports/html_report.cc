@@ -12,19 +12,14 @@
 #include "absl/strings/str_format.h"
 #include "reports/comparison.h"
 #include "reports/results_writer.h"
+#include "reports/svg.h"
 
 namespace focal::reports {
 namespace {
 
-// Colour-blind-friendly palette (Okabe-Ito), cycled.
-constexpr const char* kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7",
-                                    "#e69f00", "#56b4e9", "#f0e442", "#000000"};
-constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+using svg::Color;
 
-const char* Color(size_t i) { return kPalette[i % kPaletteSize]; }
-
-// Fixed precision everywhere: the output is byte-stable.
-std::string P(double x) { return absl::StrFormat("%.1f", x); }
+// Values in tooltips and tables: fixed precision, so the output is byte-stable.
 std::string Fmt(double x) { return std::isnan(x) ? "N/A" : absl::StrFormat("%.4f", x); }
 
 std::string MetricLabel(const MetricComparison& r) {
@@ -33,123 +28,9 @@ std::string MetricLabel(const MetricComparison& r) {
                                        r.has_gold_depth() ? &depth : nullptr);
 }
 
-// A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks.
-double NiceStep(double range, int n) {
-  if (!(range > 0)) return 1;
-  const double raw = range / n;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double f = raw / mag;
-  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
-std::string TickLabel(double v, double step) {
-  // As many decimals as the step needs (0.2: one, 0.05: two, 0.005: three).
-  const int digits = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  return absl::StrFormat("%.*f", digits, v);
-}
-
-// Plot area geometry and the linear y scale.
-struct Frame {
-  double left = 70, top = 40, width = 600, height = 300;
-  double ymin = 0, ymax = 1;
-  double Y(double v) const { return top + height * (1 - (v - ymin) / (ymax - ymin)); }
-  double Bottom() const { return top + height; }
-};
-
-struct LegendEntry {
-  std::string label;
-  std::string color;
-  bool dashed = false;
-  bool bar = false;
-};
-
-std::string SvgOpen(double w, double h, const std::string& title) {
-  return absl::StrCat("<svg width=\"", P(w), "\" height=\"",
-                      P(h), "\" viewBox=\"0 0 ", P(w), " ", P(h), "\" role=\"img\">\n<title>",
-                      HtmlEscape(title), "</title>\n<text class=\"title\" x=\"", P(w / 2),
-                      "\" y=\"22\" text-anchor=\"middle\">", HtmlEscape(title), "</text>\n");
-}
-
-// The y axis with ticks and grid lines, the x axis line, and both axis labels.
-std::string Axes(const Frame& f, const std::string& xlabel, const std::string& ylabel,
-                 double xlabel_y) {
-  std::string out;
-  const double step = NiceStep(f.ymax - f.ymin, 5);
-  const double first = std::ceil(f.ymin / step - 1e-9);
-  for (int i = 0;; ++i) {
-    double v = (first + i) * step;  // by index: no accumulated rounding
-    if (v > f.ymax + step * 1e-6) break;
-    if (std::abs(v) < step * 1e-6) v = 0;  // never "-0.0"
-    const double y = f.Y(v);
-    absl::StrAppend(&out, "<line class=\"grid\" x1=\"", P(f.left), "\" y1=\"", P(y), "\" x2=\"",
-                    P(f.left + f.width), "\" y2=\"", P(y), "\"/>\n<text x=\"", P(f.left - 6),
-                    "\" y=\"", P(y + 4), "\" text-anchor=\"end\">", TickLabel(v, step),
-                    "</text>\n");
-  }
-  absl::StrAppend(&out, "<line class=\"axis\" x1=\"", P(f.left), "\" y1=\"", P(f.top), "\" x2=\"",
-                  P(f.left), "\" y2=\"", P(f.Bottom()), "\"/>\n<line class=\"axis\" x1=\"",
-                  P(f.left), "\" y1=\"", P(f.Bottom()), "\" x2=\"", P(f.left + f.width),
-                  "\" y2=\"", P(f.Bottom()), "\"/>\n");
-  absl::StrAppend(&out, "<text class=\"label\" x=\"", P(f.left + f.width / 2), "\" y=\"",
-                  P(xlabel_y), "\" text-anchor=\"middle\">", HtmlEscape(xlabel), "</text>\n");
-  const double cy = f.top + f.height / 2;
-  absl::StrAppend(&out, "<text class=\"label\" x=\"18\" y=\"", P(cy),
-                  "\" text-anchor=\"middle\" transform=\"rotate(-90 18 ", P(cy), ")\">",
-                  HtmlEscape(ylabel), "</text>\n");
-  return out;
-}
-
-// A legend column at (x, y).
-std::string Legend(double x, double y, const std::vector<LegendEntry>& entries) {
-  std::string out = "<g class=\"legend\">\n";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const LegendEntry& e = entries[i];
-    const double ey = y + 20.0 * static_cast<double>(i);
-    if (e.color.empty()) {
-      // text only
-    } else if (e.bar) {
-      absl::StrAppend(&out, "<rect x=\"", P(x), "\" y=\"", P(ey - 9), "\" width=\"14\" height=\"",
-                      "10\" fill=\"", e.color, "\"/>\n");
-    } else {
-      absl::StrAppend(&out, "<line x1=\"", P(x), "\" y1=\"", P(ey - 4), "\" x2=\"", P(x + 20),
-                      "\" y2=\"", P(ey - 4), "\" stroke=\"", e.color, "\" stroke-width=\"2\"",
-                      e.dashed ? " stroke-dasharray=\"5 3\"" : "", "/>\n");
-    }
-    absl::StrAppend(&out, "<text x=\"", P(x + 26), "\" y=\"", P(ey), "\">", HtmlEscape(e.label),
-                    "</text>\n");
-  }
-  absl::StrAppend(&out, "</g>\n");
-  return out;
-}
-
 std::string BaseLabel(const ComparisonReport& rep) {
   if (rep.runs().models_size() == 0 || rep.runs().models(0).variant().empty()) return "base";
   return rep.runs().models(0).variant();
-}
-
-// The y range of values, starting at 0 (or lower for negative values); 0..1
-// when everything fits, else rounded up to a nice step.
-void FitY(const std::vector<double>& values, Frame* f) {
-  double lo = 0, hi = 0;
-  for (double v : values) {
-    if (std::isnan(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  if (lo >= 0 && hi <= 1) {
-    f->ymin = 0;
-    f->ymax = 1;
-    return;
-  }
-  if (lo >= 0 && hi <= 100 && hi > 50) {
-    f->ymin = 0;
-    f->ymax = 100;
-    return;
-  }
-  const double step = NiceStep(hi - lo, 5);
-  f->ymin = std::floor(lo / step) * step;
-  f->ymax = std::ceil(hi / step) * step;
-  if (f->ymax <= f->ymin) f->ymax = f->ymin + 1;
 }
 
 // Chart 1: base and focal bars per (task, metric), focal whisker = base + CI.
@@ -187,76 +68,51 @@ std::string TaskBarsChart(const ComparisonReport& rep) {
       values.push_back(r->base() + r->ci_high());
     }
   }
-  Frame f;
-  FitY(values, &f);
+  svg::Frame f;
+  svg::FitY(values, &f);
   const double bar = 22, gap = 28;
   const double group_w = bar * static_cast<double>(variants.size() + 1) + gap;
   f.width = std::max(400.0, group_w * static_cast<double>(groups.size()));
   const double legend_w = 220;
   const double w = f.left + f.width + 20 + legend_w, h = f.Bottom() + 130;
   const std::string title = "Per-task scores: base vs focal (whisker: paired CI of the difference)";
-  std::string out = SvgOpen(w, h, title);
-  absl::StrAppend(&out, Axes(f, "task / metric", "score", h - 12));
+  std::string out = svg::Open(w, h, title);
+  absl::StrAppend(&out, svg::Axes(f, "task / metric", "score", h - 12));
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const Group& g = groups[gi];
     const double slot = f.width / static_cast<double>(groups.size());
     const double gx = f.left + slot * static_cast<double>(gi) + (slot - group_w + gap) / 2;
-    auto draw_bar = [&](double x, double v, const char* color, const std::string& tip) {
-      if (std::isnan(v)) return;
-      const double y0 = f.Y(std::max(0.0, f.ymin)), y1 = f.Y(v);
-      absl::StrAppend(&out, "<rect x=\"", P(x), "\" y=\"", P(std::min(y0, y1)), "\" width=\"",
-                      P(bar - 2), "\" height=\"", P(std::abs(y0 - y1)), "\" fill=\"", color,
-                      "\"><title>", HtmlEscape(tip), "</title></rect>\n");
-    };
-    draw_bar(gx, g.base, Color(0),
-             absl::StrCat(g.task, " ", g.metric, " ", BaseLabel(rep), ": ", Fmt(g.base)));
+    absl::StrAppend(&out, svg::Bar(f, gx, bar - 2, g.base, Color(0),
+                                   absl::StrCat(g.task, " ", g.metric, " ", BaseLabel(rep), ": ",
+                                                Fmt(g.base))));
     for (const MetricComparison* r : g.focal) {
       const size_t vi =
           std::find(variants.begin(), variants.end(), r->focal_variant()) - variants.begin();
       const double x = gx + bar * static_cast<double>(vi + 1);
       const double lo = r->base() + r->ci_low(), hi = r->base() + r->ci_high();
-      draw_bar(x, r->focal(), Color(vi + 1),
-               absl::StrCat(r->task(), " ", r->metric(), " ", r->focal_variant(), ": ",
-                            Fmt(r->focal()), " [", Fmt(lo), ", ", Fmt(hi), "]"));
+      absl::StrAppend(&out, svg::Bar(f, x, bar - 2, r->focal(), Color(vi + 1),
+                                     absl::StrCat(r->task(), " ", r->metric(), " ",
+                                                  r->focal_variant(), ": ", Fmt(r->focal()), " [",
+                                                  Fmt(lo), ", ", Fmt(hi), "]")));
       const double cx = x + (bar - 2) / 2;
       if (std::isnan(lo) || std::isnan(hi) || std::isnan(r->focal())) continue;
-      absl::StrAppend(&out, "<g class=\"whisker\"><line x1=\"", P(cx), "\" y1=\"", P(f.Y(lo)),
-                      "\" x2=\"", P(cx), "\" y2=\"", P(f.Y(hi)), "\"/><line x1=\"", P(cx - 5),
-                      "\" y1=\"", P(f.Y(lo)), "\" x2=\"", P(cx + 5), "\" y2=\"", P(f.Y(lo)),
-                      "\"/><line x1=\"", P(cx - 5), "\" y1=\"", P(f.Y(hi)), "\" x2=\"", P(cx + 5),
-                      "\" y2=\"", P(f.Y(hi)), "\"/></g>\n");
+      absl::StrAppend(&out, svg::Whisker(f, cx, lo, hi));
       if (r->significant()) {
-        absl::StrAppend(&out, "<text class=\"sig\" x=\"", P(cx), "\" y=\"",
-                        P(std::min(f.Y(hi), f.Y(r->focal())) - 4),
-                        "\" text-anchor=\"middle\">*</text>\n");
+        absl::StrAppend(&out,
+                        svg::SignificanceMark(cx, std::min(f.Y(hi), f.Y(r->focal())) - 4));
       }
     }
     const double lx = gx + bar * static_cast<double>(variants.size() + 1) / 2, ly = f.Bottom() + 14;
-    absl::StrAppend(&out, "<text x=\"", P(lx), "\" y=\"", P(ly),
-                    "\" text-anchor=\"end\" transform=\"rotate(-35 ", P(lx), " ", P(ly), ")\">",
-                    HtmlEscape(absl::StrCat(g.task, " / ", g.metric)), "</text>\n");
+    absl::StrAppend(&out, svg::SlantedLabel(lx, ly, absl::StrCat(g.task, " / ", g.metric)));
   }
-  std::vector<LegendEntry> legend = {{BaseLabel(rep), Color(0), false, true}};
+  std::vector<svg::LegendEntry> legend = {{BaseLabel(rep), Color(0), false, true}};
   for (size_t i = 0; i < variants.size(); ++i) {
     legend.push_back({variants[i], Color(i + 1), false, true});
   }
   legend.push_back({"whisker: focal CI (base + CI of diff)", "#333333", false, false});
   legend.push_back({"*: significant difference", "", false, false});
-  absl::StrAppend(&out, Legend(f.left + f.width + 20, f.top + 10, legend), "</svg>\n");
+  absl::StrAppend(&out, svg::Legend(f.left + f.width + 20, f.top + 10, legend), svg::Close());
   return out;
-}
-
-// x positions of sorted values on a scale (log2 when `log2`), inside the frame.
-std::map<double, double> XPositions(const std::set<double>& xs, const Frame& f, bool log2,
-                                    double lo, double hi) {
-  std::map<double, double> pos;
-  auto t = [&](double v) { return log2 ? std::log2(v) : v; };
-  for (double v : xs) {
-    const double span = t(hi) - t(lo);
-    const double frac = span > 0 ? (t(v) - t(lo)) / span : 0.5;
-    pos[v] = f.left + 20 + (f.width - 40) * frac;
-  }
-  return pos;
 }
 
 struct Series {
@@ -268,7 +124,7 @@ struct Series {
 
 // A line chart with a categorical x axis at `xpos` (labels `xlabels`).
 std::string LineChart(const std::string& title, const std::string& xlabel,
-                      const std::string& ylabel, const Frame& f,
+                      const std::string& ylabel, const svg::Frame& f,
                       const std::map<double, double>& xpos,
                       const std::map<double, std::string>& xlabels,
                       const std::vector<Series>& series) {
@@ -279,32 +135,24 @@ std::string LineChart(const std::string& title, const std::string& xlabel,
   const double w = f.left + f.width + 20 + legend_w;
   const double h =
       std::max(f.Bottom() + 60, f.top + 20 + 20.0 * static_cast<double>(series.size()));
-  std::string out = SvgOpen(w, h, title);
-  absl::StrAppend(&out, Axes(f, xlabel, ylabel, f.Bottom() + 42));
-  for (const auto& [v, x] : xpos) {
-    absl::StrAppend(&out, "<line class=\"axis\" x1=\"", P(x), "\" y1=\"", P(f.Bottom()),
-                    "\" x2=\"", P(x), "\" y2=\"", P(f.Bottom() + 5), "\"/>\n<text x=\"", P(x),
-                    "\" y=\"", P(f.Bottom() + 19), "\" text-anchor=\"middle\">",
-                    HtmlEscape(xlabels.at(v)), "</text>\n");
-  }
-  std::vector<LegendEntry> legend;
+  std::string out = svg::Open(w, h, title);
+  absl::StrAppend(&out, svg::Axes(f, xlabel, ylabel, f.Bottom() + 42));
+  for (const auto& [v, x] : xpos) absl::StrAppend(&out, svg::XTick(f, x, xlabels.at(v)));
+  std::vector<svg::LegendEntry> legend;
   for (const Series& s : series) {
-    std::string pts;
+    std::vector<std::pair<double, double>> pixels;  // the points with a value
     for (const auto& [x, y] : s.points) {
-      if (std::isnan(y)) continue;
-      absl::StrAppend(&pts, pts.empty() ? "" : " ", P(xpos.at(x)), ",", P(f.Y(y)));
+      if (!std::isnan(y)) pixels.emplace_back(xpos.at(x), f.Y(y));
     }
-    absl::StrAppend(&out, "<polyline fill=\"none\" stroke=\"", s.color, "\" stroke-width=\"2\"",
-                    s.dashed ? " stroke-dasharray=\"6 4\"" : "", " points=\"", pts, "\"/>\n");
+    absl::StrAppend(&out, svg::Polyline(pixels, s.color, s.dashed));
     for (const auto& [x, y] : s.points) {
       if (std::isnan(y)) continue;
-      absl::StrAppend(&out, "<circle cx=\"", P(xpos.at(x)), "\" cy=\"", P(f.Y(y)),
-                      "\" r=\"3\" fill=\"", s.color, "\"><title>", HtmlEscape(s.label), ": ",
-                      Fmt(y), "</title></circle>\n");
+      absl::StrAppend(&out, svg::Marker(xpos.at(x), f.Y(y), s.color,
+                                        absl::StrCat(s.label, ": ", Fmt(y))));
     }
     legend.push_back({s.label, s.color, s.dashed, false});
   }
-  absl::StrAppend(&out, Legend(f.left + f.width + 20, f.top + 10, legend), "</svg>\n");
+  absl::StrAppend(&out, svg::Legend(f.left + f.width + 20, f.top + 10, legend), svg::Close());
   return out;
 }
 
@@ -330,11 +178,11 @@ std::string RulerChart(const ComparisonReport& rep) {
     return "<p class=\"note\">RULER score vs context length: no long-context tasks in this "
            "comparison.</p>\n";
   }
-  Frame f;
+  svg::Frame f;
   f.ymin = 0;
   f.ymax = 100;
   f.width = 560;
-  const auto xpos = XPositions(xs, f, /*log2=*/true, *xs.begin(), *xs.rbegin());
+  const auto xpos = svg::XPositions(xs, f, /*log2=*/true, *xs.begin(), *xs.rbegin());
   std::map<double, std::string> xlabels;
   for (double v : xs) xlabels[v] = absl::StrFormat("%.0f", v);
   std::vector<Series> series;
@@ -369,10 +217,10 @@ std::string HotpotChart(const ComparisonReport& rep) {
     return "<p class=\"note\">HotpotQA accuracy vs gold depth: no hotpotqa_long substring_match "
            "rows with a gold depth in this comparison.</p>\n";
   }
-  Frame f;
+  svg::Frame f;
   f.width = 560;
-  FitY(values, &f);
-  const auto xpos = XPositions(xs, f, /*log2=*/false, 0.0, 1.0);
+  svg::FitY(values, &f);
+  const auto xpos = svg::XPositions(xs, f, /*log2=*/false, 0.0, 1.0);
   std::map<double, std::string> xlabels;
   for (double v : xs) xlabels[v] = absl::StrFormat("%.2f", v);
   std::vector<Series> series;
@@ -412,20 +260,20 @@ std::string AttentionChart(const std::vector<LayerCurve>& curves, bool mass) {
     return "<p class=\"note\">Attention entropy per layer: not measured (run compare with "
            "--attention-stats N).</p>\n";
   }
-  Frame f;
+  svg::Frame f;
   f.width = 560;
-  FitY(values, &f);
+  svg::FitY(values, &f);
   if (mass) {
     // Needle mass is often a few percent: fit the axis to the data, not 0..1.
     double hi = 0;
     for (double v : values) hi = std::isnan(v) ? hi : std::max(hi, v);
     if (hi > 0) {
-      const double step = NiceStep(hi, 5);
+      const double step = svg::NiceStep(hi, 5);
       f.ymin = 0;
       f.ymax = std::ceil(hi / step - 1e-9) * step;
     }
   }
-  const auto xpos = XPositions(xs, f, /*log2=*/false, *xs.begin(), *xs.rbegin());
+  const auto xpos = svg::XPositions(xs, f, /*log2=*/false, *xs.begin(), *xs.rbegin());
   std::map<double, std::string> xlabels;
   for (double v : xs) xlabels[v] = absl::StrFormat("%.0f", v);
   return LineChart(mass ? "Attention mass on the queried needles per layer (RULER NIAH)"
@@ -480,21 +328,7 @@ p.note { color: #555; font-style: italic; }
 
 }  // namespace
 
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
+std::string HtmlEscape(const std::string& s) { return svg::Escape(s); }
 
 std::string ComparisonHtml(const ComparisonReport& rep) {
   const ModelRun& b =

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The comparison report as one self-contained HTML page: the Markdown
-// report's header and table plus inline SVG charts drawn here (no scripts,
-// no network, no external styles or fonts).
+// report's header and table plus inline SVG charts composed here from the
+// primitives of reports/svg.h (no scripts, no network, no external styles or
+// fonts).
 #ifndef FOCAL_REPORTS_HTML_REPORT_H_
 #define FOCAL_REPORTS_HTML_REPORT_H_
 

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -33,6 +32,7 @@ namespace focal::datasets {
 namespace {
 
 using ::focal::testing::MakeTempDir;
+using ::focal::testing::MatchesGolden;
 using ::focal::testing::ReadFileOrDie;
 using ::focal::testing::SourcePath;
 using ::focal::testing::StatusIs;
@@ -47,7 +47,7 @@ constexpr char kSample[] = "datasets/samples/hotpotqa_sample.jsonl";
 // order) take 640 and 531; ShortFirstPool() moves them to the front of the
 // sample so that the tests can start at 1024 tokens.
 constexpr const char* kShortIds[] = {"5a90bd7b55429916514e7547", "5adfad2b554299603e41835c"};
-constexpr char kGoldenDir[] = "tests/testdata/golden/hotpotqa_long/";
+constexpr char kGoldenDir[] = "hotpotqa_long/";  // under tests/testdata/golden
 
 // Two usable records with short paragraphs and one record that lacks a gold
 // paragraph, for the pool and skip tests.
@@ -157,18 +157,6 @@ std::string MetaText(const GenerationSample& s) {
   return out;
 }
 
-void CheckGolden(const std::string& name, const std::string& actual) {
-  const std::string path = SourcePath(absl::StrCat(kGoldenDir, name));
-  const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
-  if (update != nullptr && std::string(update) == "1") {
-    WriteStringToFile(path, actual);
-    std::cerr << "wrote " << path << "\n";
-    return;
-  }
-  EXPECT_EQ(actual, ReadFileOrDie(path))
-      << "golden " << path << " differs (FOCAL_UPDATE_GOLDENS=1 rewrites it)";
-}
-
 TEST_F(HotpotQaLongTest, SweepDepths) {
   EXPECT_EQ(HotpotQaSweepDepths(), (std::vector<double>{0.0, 0.25, 0.5, 0.75, 1.0}));
 }
@@ -195,8 +183,9 @@ TEST_F(HotpotQaLongTest, GoldenPrompt) {
   EXPECT_EQ(s.max_new_tokens, 32);
   EXPECT_EQ(s.stop, std::vector<std::string>{"\n"});
   ASSERT_EQ(s.outputs.size(), 1u);
-  CheckGolden("prompt_1024_depth0.5.txt", s.input);
-  CheckGolden("meta_1024_depth0.5.txt", absl::StrCat("outputs: ", s.outputs[0], "\n", MetaText(s)));
+  EXPECT_TRUE(MatchesGolden(s.input, absl::StrCat(kGoldenDir, "prompt_1024_depth0.5.txt")));
+  EXPECT_TRUE(MatchesGolden(absl::StrCat("outputs: ", s.outputs[0], "\n", MetaText(s)),
+                            absl::StrCat(kGoldenDir, "meta_1024_depth0.5.txt")));
 }
 
 // Every length and depth: the input fits with the 32 generated tokens, one

@@ -49,7 +49,7 @@ namespace focal::datasets {
 namespace {
 
 using ::focal::testing::MakeTempDir;
-using ::focal::testing::ReadFileOrDie;
+using ::focal::testing::MatchesGolden;
 using ::focal::testing::SourcePath;
 using ::focal::testing::StatusIs;
 using ::focal::testing::WriteStringToFile;
@@ -57,7 +57,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
-constexpr char kGoldenDir[] = "tests/testdata/golden/ruler/";
+constexpr char kGoldenDir[] = "ruler/";  // under tests/testdata/golden
 constexpr int64_t kSamples = 3;
 const int64_t kFitLengths[] = {1024, 2048, 4096, 8192, 16384};
 
@@ -123,22 +123,6 @@ const Generated& Samples(const std::string& task, int64_t length) {
     it = cache->emplace(std::make_pair(task, length), std::move(g)).first;
   }
   return it->second;
-}
-
-bool UpdateGoldens() {
-  const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
-  return update != nullptr && std::string(update) == "1";
-}
-
-void CheckGolden(const std::string& name, const std::string& actual) {
-  const std::string path = SourcePath(absl::StrCat(kGoldenDir, name));
-  if (UpdateGoldens()) {
-    WriteStringToFile(path, actual);
-    std::cerr << "wrote " << path << "\n";
-    return;
-  }
-  EXPECT_EQ(actual, ReadFileOrDie(path))
-      << "golden " << path << " differs (FOCAL_UPDATE_GOLDENS=1 rewrites it)";
 }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -221,7 +205,8 @@ TEST(RulerTest, GoldenPrompts) {
   for (const std::string& task : RulerTaskNames()) {
     const Generated& g = Samples(task, GoldenLength(task));
     ASSERT_THAT(g.samples, SizeIs(kSamples)) << task;
-    CheckGolden(absl::StrCat(task, "_", GoldenLength(task), ".txt"), g.samples[0].input);
+    EXPECT_TRUE(MatchesGolden(g.samples[0].input,
+                              absl::StrCat(kGoldenDir, task, "_", GoldenLength(task), ".txt")));
   }
 }
 
@@ -243,7 +228,7 @@ TEST(RulerTest, GoldenChecksums) {
       }
     }
   }
-  CheckGolden("checksums.txt", text);
+  EXPECT_TRUE(MatchesGolden(text, absl::StrCat(kGoldenDir, "checksums.txt")));
 }
 
 // --- Length fit --------------------------------------------------------------------

@@ -3,9 +3,7 @@
 // reviewable golden files (FOCAL_UPDATE_GOLDENS=1 rewrites them), plus a few
 // hand-checked cells so a rewritten golden cannot hide a wrong number.
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -19,21 +17,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-void CheckGolden(const std::string& name, const std::string& actual) {
-  const std::string path = testing::SourcePath("tests/testdata/golden/reports/" + name);
-  const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
-  if (update != nullptr && std::string(update) == "1") {
-    testing::WriteStringToFile(path, actual);
-    std::cerr << "wrote " << path << "\n";
-    return;
-  }
-  EXPECT_EQ(actual, testing::ReadFileOrDie(path))
-      << "golden " << path << " differs (FOCAL_UPDATE_GOLDENS=1 rewrites it)";
-}
-
 TEST(ComparisonGoldenTest, Markdown) {
   const std::string md = ComparisonMarkdown(MakeReportWithDiagnostics());
-  CheckGolden("comparison.md", md);
+  EXPECT_TRUE(testing::MatchesGolden(md, "reports/comparison.md"));
   EXPECT_THAT(md, HasSubstr("| arc_easy | acc | 200 | 0.6000 | 0.6600 | focal(t=0.4) | "
                             "**0.0600** | +10.0% | [0.0200, 0.1000] | 0.0123 | 30/150/20 |"));
   EXPECT_THAT(md, HasSubstr("| focal(t=0.4) | 4096 | 56.5000 | 74.0000 | +31.0% |"));
@@ -49,13 +35,13 @@ TEST(ComparisonGoldenTest, Markdown) {
 
 TEST(ComparisonGoldenTest, Csv) {
   const std::string csv = ComparisonCsv(MakeReportWithDiagnostics());
-  CheckGolden("comparison.csv", csv);
+  EXPECT_TRUE(testing::MatchesGolden(csv, "reports/comparison.csv"));
   EXPECT_THAT(csv, HasSubstr("hotpotqa_long,substring_match,2048,0.5,\"focal(t=0.4)\",200,31,44,"));
 }
 
 TEST(ComparisonGoldenTest, AttentionCsv) {
   const std::string csv = ComparisonAttentionCsv(MakeReportWithDiagnostics());
-  CheckGolden("attention.csv", csv);
+  EXPECT_TRUE(testing::MatchesGolden(csv, "reports/attention.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 2 * 2);
   EXPECT_THAT(csv, HasSubstr("\"models/focal\",\"focal(t=0.4)\",ruler_niah_single_1,4096,,8,1,1,"
                              "1.3,0.45\n"));
@@ -63,14 +49,14 @@ TEST(ComparisonGoldenTest, AttentionCsv) {
 
 TEST(ComparisonGoldenTest, Latex) {
   const std::string tex = ComparisonLatex(MakeReportWithDiagnostics());
-  CheckGolden("table.tex", tex);
+  EXPECT_TRUE(testing::MatchesGolden(tex, "reports/table.tex"));
   EXPECT_THAT(tex, HasSubstr("piqa<x>\\&y"));
 }
 
 TEST(ComparisonGoldenTest, Json) {
   auto json = ComparisonJson(MakeReportWithDiagnostics());
   ASSERT_TRUE(json.ok()) << json.status();
-  CheckGolden("comparison.json", *json);
+  EXPECT_TRUE(testing::MatchesGolden(*json, "reports/comparison.json"));
 }
 
 }  // namespace

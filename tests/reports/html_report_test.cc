@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -24,7 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kGolden[] = "tests/testdata/golden/reports/comparison.html";
+constexpr char kGolden[] = "reports/comparison.html";  // under tests/testdata/golden
 
 int Count(const std::string& s, const std::string& needle) {
   int n = 0;
@@ -102,16 +101,7 @@ TEST(HtmlReportTest, MissingChartsBecomeNotes) {
 }
 
 TEST(HtmlReportTest, MatchesGolden) {
-  const std::string html = ComparisonHtml(MakeReportWithDiagnostics());
-  const std::string path = testing::SourcePath(kGolden);
-  const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
-  if (update != nullptr && std::string(update) == "1") {
-    testing::WriteStringToFile(path, html);
-    std::cerr << "wrote " << path << "\n";
-    return;
-  }
-  EXPECT_EQ(html, testing::ReadFileOrDie(path))
-      << "golden " << path << " differs (FOCAL_UPDATE_GOLDENS=1 rewrites it)";
+  EXPECT_TRUE(testing::MatchesGolden(ComparisonHtml(MakeReportWithDiagnostics()), kGolden));
 }
 
 // Big-endian 32-bit integer at `at`.
@@ -128,7 +118,7 @@ TEST(HtmlReportTest, RendersInHeadlessChromium) {
   }
   const std::string dir = testing::MakeTempDir("html_report");
   // The golden page (MatchesGolden keeps it equal to ComparisonHtml's output).
-  const std::string page = testing::SourcePath(kGolden), png = dir + "/comparison.png",
+  const std::string page = testing::GoldenPath(kGolden), png = dir + "/comparison.png",
                     log = dir + "/chromium.log";
   ASSERT_TRUE(std::filesystem::exists(page)) << page;
   const std::string cmd = absl::StrCat(

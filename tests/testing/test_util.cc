@@ -4,13 +4,44 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace focal::testing {
 namespace fs = std::filesystem;
+namespace {
+
+// Line `n` (0-based) of `s`, lines ending at '\n'; none past the last line (a
+// final '\n' starts an empty last line).
+std::optional<std::string_view> Line(std::string_view s, size_t n) {
+  size_t begin = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t nl = s.find('\n', begin);
+    if (nl == std::string_view::npos) return std::nullopt;
+    begin = nl + 1;
+  }
+  const size_t end = s.find('\n', begin);
+  return s.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+}
+
+// A line for a failure message, quoted; a long one only around `column`.
+std::string ShowLine(const std::optional<std::string_view>& line, size_t column) {
+  if (!line.has_value()) return "(none: the text ends before this line)";
+  constexpr size_t kBefore = 40, kWidth = 160;
+  const size_t from = column > kBefore ? column - kBefore : 0;
+  std::string out = from > 0 ? "...\"" : "\"";
+  out.append(line->substr(from, kWidth));
+  out.append(from + kWidth < line->size() ? "\"..." : "\"");
+  return out;
+}
+
+}  // namespace
 
 std::string SourcePath(const std::string& rel) { return std::string(FOCAL_SOURCE_DIR) + "/" + rel; }
 
@@ -64,6 +95,49 @@ std::string ReadFileOrDie(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string GoldenPath(const std::string& rel) {
+  return SourcePath("tests/testdata/golden/" + rel);
+}
+
+::testing::AssertionResult MatchesGolden(const std::string& actual,
+                                         const std::string& golden_relpath) {
+  const std::string path = GoldenPath(golden_relpath);
+  const char* update = std::getenv("FOCAL_UPDATE_GOLDENS");
+  if (update != nullptr && std::string(update) == "1") {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    WriteStringToFile(path, actual);
+    std::cerr << "wrote " << path << "\n";
+    return ::testing::AssertionSuccess();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return ::testing::AssertionFailure()
+           << "cannot read golden " << path << " (FOCAL_UPDATE_GOLDENS=1 writes it)";
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string expected = ss.str();
+  if (actual == expected) return ::testing::AssertionSuccess();
+  size_t n = 0;
+  std::optional<std::string_view> want, got;
+  for (;; ++n) {
+    want = Line(expected, n);
+    got = Line(actual, n);
+    if (want != got || !want.has_value()) break;
+  }
+  size_t column = 0;
+  if (want.has_value() && got.has_value()) {
+    const size_t common = std::min(want->size(), got->size());
+    while (column < common && (*want)[column] == (*got)[column]) ++column;
+  }
+  return ::testing::AssertionFailure()
+         << "golden " << path << " differs (FOCAL_UPDATE_GOLDENS=1 rewrites it); first at line "
+         << n + 1 << ", column " << column + 1 << "\n  expected: " << ShowLine(want, column)
+         << "\n  actual:   " << ShowLine(got, column) << "\n(golden " << expected.size()
+         << " bytes, actual " << actual.size() << " bytes)";
 }
 
 CommandResult RunCommand(const std::string& binary, const std::string& args) {

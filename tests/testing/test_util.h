@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test helpers: Status matchers (gtest 1.12 and Abseil 20220623 ship none),
-// paths to test data, temp dirs, and the golden log-probability reader.
+// paths to test data, temp dirs, golden text files and the golden
+// log-probability reader.
 #ifndef FOCAL_TESTS_TESTING_TEST_UTIL_H_
 #define FOCAL_TESTS_TESTING_TEST_UTIL_H_
 
@@ -57,6 +58,19 @@ std::string MakeTempDir(const std::string& tag);
 std::string CopyDirToTemp(const std::string& from, const std::string& tag);
 void WriteStringToFile(const std::string& path, const std::string& contents);
 std::string ReadFileOrDie(const std::string& path);
+
+// The path of golden file `rel` under tests/testdata/golden/ in the source
+// tree.
+std::string GoldenPath(const std::string& rel);
+
+// Whether `actual` equals golden file `golden_relpath` (under
+// tests/testdata/golden/) byte for byte; on a mismatch the message names the
+// file and the first differing line (number, expected and actual). With
+// FOCAL_UPDATE_GOLDENS=1 in the environment it rewrites the golden with
+// `actual` instead and succeeds (review the diff before committing). Use as
+//   EXPECT_TRUE(MatchesGolden(html, "reports/comparison.html"));
+::testing::AssertionResult MatchesGolden(const std::string& actual,
+                                         const std::string& golden_relpath);
 
 // Runs `binary args` through the shell with stdin closed; returns its exit
 // code (-1 if it did not exit normally) and what it wrote.
