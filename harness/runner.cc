@@ -281,7 +281,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
                            model::LanguageModel::Load(dir, *backend, lo));
     const model::Tokenizer& tok = *m->tokenizer();
     FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(m->store()));
-    FOCAL_ASSIGN_OR_RETURN(std::string tok_sha, FileSha256(tok.path()));
+    const std::string tok_sha = tok.sha256();
     // auto: as the HF Llama tokenizer (and current lm-eval), BOS when the
     // tokenizer has one.
     const bool add_bos = o.bos == engine::BosPolicy::kAlways ||

@@ -37,6 +37,7 @@
 #include "datasets/ruler_common.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "model/sentencepiece_tokenizer.h"
 #include "model/tokenizer.h"
 #include "re2/re2.h"
 #include "tasks/ruler_metrics.h"
@@ -68,12 +69,13 @@ int64_t GoldenLength(const std::string& task) { return Feasible(task, 1024) ? 10
 
 const model::Tokenizer& Tok() {
   static const model::Tokenizer* tok = [] {
-    auto t = model::Tokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
+    auto t =
+        model::SentencePieceTokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
     if (!t.ok()) {
       std::cerr << t.status() << "\n";
       std::abort();
     }
-    return new model::Tokenizer(std::move(*t));
+    return t->release();
   }();
   return *tok;
 }
