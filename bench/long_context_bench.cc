@@ -13,7 +13,7 @@
 #include "datasets/hotpotqa_long.h"
 #include "datasets/ruler.h"
 #include "base/asset_root.h"
-#include "model/tokenizer.h"
+#include "model/sentencepiece_tokenizer.h"
 
 int main(int argc, char** argv) {
   int64_t samples = 3;
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   const bool have_shared = std::filesystem::exists(shared + "/data");
   const std::string tok_path = have_shared ? shared + "/models/llama2-tokenizer/tokenizer.model"
                                            : root + "/model/assets/stories260K/tokenizer.model";
-  auto tok = focal::model::Tokenizer::Load(tok_path);
+  auto tok = focal::model::SentencePieceTokenizer::Load(tok_path);
   if (!tok.ok()) {
     std::fprintf(stderr, "%s\n", std::string(tok.status().message()).c_str());
     return 1;
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   focal::datasets::GeneratorOptions o;
   o.num_samples = samples;
   o.count_tokens = [&](absl::string_view t) -> absl::StatusOr<int64_t> {
-    auto ids = tok->Encode(t, true);
+    auto ids = (*tok)->Encode(t, true);
     if (!ids.ok()) return ids.status();
     return static_cast<int64_t>(ids->size());
   };

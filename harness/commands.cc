@@ -75,8 +75,8 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
   out << "\n"
       << "rms_norm_eps: " << c.rms_norm_eps << "\n";
   if (const model::Tokenizer* t = l.model->tokenizer()) {
-    out << "tokenizer:    sentencepiece, " << t->vocab_size() << " pieces, bos " << t->bos_id()
-        << ", eos " << t->eos_id() << "\n";
+    out << "tokenizer:    " << t->name() << ", " << t->vocab_size() << " pieces, bos "
+        << t->bos_id() << ", eos " << t->eos_id() << "\n";
   } else {
     out << "tokenizer:    none (no tokenizer.model)\n";
   }

@@ -241,7 +241,7 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
   FOCAL_ASSIGN_OR_RETURN(lm.model, model::LanguageModel::Load(dir, backend, lo));
   lm.tok = lm.model->tokenizer();
   FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(lm.model->store()));
-  FOCAL_ASSIGN_OR_RETURN(std::string tok_sha, FileSha256(lm.tok->path()));
+  const std::string tok_sha = lm.tok->sha256();
   // auto: as the HF Llama tokenizer (and current lm-eval), BOS when the
   // tokenizer has one.
   lm.add_bos = o.bos == engine::BosPolicy::kAlways ||

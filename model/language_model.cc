@@ -3,10 +3,12 @@
 
 #include <filesystem>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "model/tokenizer_loader.h"
 
 namespace focal::model {
 
@@ -23,18 +25,19 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_
   if (options.focal_temperature.has_value()) {
     FOCAL_RETURN_IF_ERROR(OverrideFocalTemperature(m->config_, *options.focal_temperature));
   }
-  const std::string tok_path = absl::StrCat(dir, "/tokenizer.model");
-  if (std::filesystem::exists(tok_path, ec)) {
-    FOCAL_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::Load(tok_path));
-    if (tok.vocab_size() > m->config_.vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          tok_path, ": tokenizer has ", tok.vocab_size(), " pieces but config.json vocab_size is ",
-          m->config_.vocab_size));
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tok = LoadTokenizer(dir);
+  if (tok.ok()) {
+    if ((*tok)->vocab_size() > m->config_.vocab_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat((*tok)->path(), ": tokenizer has ", (*tok)->vocab_size(),
+                       " pieces but config.json vocab_size is ", m->config_.vocab_size));
     }
-    m->tokenizer_.emplace(std::move(tok));
-  } else if (options.require_tokenizer) {
-    return absl::NotFoundError(absl::StrCat("model directory '", dir,
-                                            "' has no tokenizer.model (sentencepiece)"));
+    m->tokenizer_ = *std::move(tok);
+  } else if (options.require_tokenizer ||
+             !(absl::IsNotFound(tok.status()) || absl::IsUnimplemented(tok.status()))) {
+    // Optional means a missing or not yet supported tokenizer is tolerated;
+    // a tokenizer file that fails to load is still an error.
+    return tok.status();
   }
   FOCAL_ASSIGN_OR_RETURN(m->store_, TensorStore::OpenDir(dir));
   FOCAL_ASSIGN_OR_RETURN(

@@ -22,7 +22,9 @@ namespace focal::model {
 
 struct LoadOptions {
   std::optional<double> focal_temperature;  // --focal-temperature override
-  bool require_tokenizer = true;            // DIR/tokenizer.model must exist
+  // A tokenizer must load; when false, a directory without one (or with only
+  // a kind LoadTokenizer does not support yet) loads with tokenizer() null.
+  bool require_tokenizer = true;
   // Validate config, tensors and tokenizer without uploading weights or
   // building the forward pass (inspect: cheap even for large checkpoints).
   bool validate_only = false;
@@ -42,7 +44,7 @@ class LanguageModel {
   // Not available after a validate_only load.
   Transformer& transformer() { return *transformer_; }
   // nullptr when the directory has no tokenizer and none was required.
-  const Tokenizer* tokenizer() const { return tokenizer_ ? &*tokenizer_ : nullptr; }
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
   const std::string& dir() const { return dir_; }
   // The token ids that end generation: config eos ids, else the tokenizer's.
   std::vector<int64_t> StopIds() const;
@@ -53,7 +55,7 @@ class LanguageModel {
   ModelConfig config_;
   TensorStore store_;
   LlamaWeights weights_;
-  std::optional<Tokenizer> tokenizer_;
+  std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Transformer> transformer_;
 };
 

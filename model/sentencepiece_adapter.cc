@@ -15,9 +15,6 @@
 
 #include <sentencepiece_processor.h>
 
-#include <fstream>
-#include <sstream>
-
 namespace focal::model {
 namespace {
 
@@ -85,13 +82,9 @@ struct SentencePieceAdapter::Impl {
 SentencePieceAdapter::SentencePieceAdapter() : impl_(new Impl) {}
 SentencePieceAdapter::~SentencePieceAdapter() = default;
 
-std::unique_ptr<SentencePieceAdapter> SentencePieceAdapter::Load(const std::string& path,
+std::unique_ptr<SentencePieceAdapter> SentencePieceAdapter::Load(const std::string& model,
                                                                  std::string* error) {
   std::unique_ptr<SentencePieceAdapter> a(new SentencePieceAdapter());
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string model = ss.str();
   auto st = a->impl_->decoder.LoadFromSerializedProto(model);
   if (!st.ok()) {
     *error = st.ToString();

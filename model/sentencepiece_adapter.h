@@ -14,8 +14,10 @@ namespace focal::model {
 
 class SentencePieceAdapter {
  public:
-  // Loads a .model file; on failure returns nullptr and sets *error.
-  static std::unique_ptr<SentencePieceAdapter> Load(const std::string& path, std::string* error);
+  // Loads the bytes of a .model file (the caller reads them once, so that
+  // what it hashes is what was loaded); on failure returns nullptr and sets
+  // *error.
+  static std::unique_ptr<SentencePieceAdapter> Load(const std::string& model, std::string* error);
   ~SentencePieceAdapter();
 
   // Returns false and sets *error on failure.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tokenizer: a sentencepiece model with the HF Llama tokenizer's conventions
-// (BOS prepended on request, no EOS appended, ids as in tokenizer.model).
+// Tokenizer: what the harness needs from a model's tokenizer, whatever its
+// file format. Implementations reproduce the HF transformers tokenizer of the
+// checkpoint (what lm-eval scores with), so token ids match lm-eval's.
+// LoadTokenizer (model/tokenizer_loader.h) picks the implementation.
 #ifndef FOCAL_MODEL_TOKENIZER_H_
 #define FOCAL_MODEL_TOKENIZER_H_
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,32 +16,34 @@
 
 namespace focal::model {
 
-class SentencePieceAdapter;
-
 class Tokenizer {
  public:
-  // Loads `path` (a sentencepiece .model); errors name the file.
-  static absl::StatusOr<Tokenizer> Load(absl::string_view path);
-  Tokenizer(Tokenizer&&) noexcept;
-  Tokenizer& operator=(Tokenizer&&) noexcept;
-  ~Tokenizer();
-
-  // Token ids of `text`, with BOS first when `add_bos` (HF LlamaTokenizer's
-  // add_bos_token; an empty text then gives just BOS).
-  absl::StatusOr<std::vector<int32_t>> Encode(absl::string_view text, bool add_bos) const;
-  // Text of `ids`; BOS/EOS/control ids produce no text.
-  absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const;
-  std::string IdToPiece(int32_t id) const;
-
-  int32_t vocab_size() const;
-  int32_t bos_id() const;  // -1 when the model has none
-  int32_t eos_id() const;
-  const std::string& path() const { return path_; }
-
- private:
   Tokenizer() = default;
-  std::unique_ptr<SentencePieceAdapter> sp_;
-  std::string path_;
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+  virtual ~Tokenizer() = default;
+
+  // Token ids of `text` as the HF tokenizer encodes it (no whitespace
+  // collapsing, no EOS appended), with BOS first when `add_bos` (HF's
+  // add_bos_token; an empty text then gives just BOS). FailedPrecondition
+  // when BOS is requested but the tokenizer has none.
+  virtual absl::StatusOr<std::vector<int32_t>> Encode(absl::string_view text,
+                                                      bool add_bos) const = 0;
+  // Text of `ids`; BOS/EOS/control ids produce no text. InvalidArgument for
+  // an id outside the vocabulary.
+  virtual absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const = 0;
+  virtual std::string IdToPiece(int32_t id) const = 0;
+
+  virtual int32_t vocab_size() const = 0;
+  virtual int32_t bos_id() const = 0;  // -1 when there is none
+  virtual int32_t eos_id() const = 0;  // -1 when there is none
+  // The kind of tokenizer, e.g. "sentencepiece" (inspect output, reports).
+  virtual absl::string_view name() const = 0;
+  // The file it was loaded from.
+  virtual const std::string& path() const = 0;
+  // Hex SHA-256 of the bytes it was loaded from, computed once at load:
+  // identifies the tokenizer in results and cache keys.
+  virtual const std::string& sha256() const = 0;
 };
 
 }  // namespace focal::model

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@
 #include "base/json_writer.h"
 #include "base/status_macros.h"
 #include "model/safetensors_writer.h"
-#include "model/tokenizer.h"
+#include "model/sentencepiece_tokenizer.h"
 
 namespace focal::model {
 namespace {
@@ -82,7 +83,9 @@ absl::Status ConvertLlama2c(absl::string_view model_bin, absl::string_view token
                                             " (truncated, or not a legacy llama2.c checkpoint)"));
   }
   // Validate the tokenizer before writing anything.
-  FOCAL_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::Load(tokenizer_model));
+  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<SentencePieceTokenizer> loaded,
+                         SentencePieceTokenizer::Load(tokenizer_model));
+  const Tokenizer& tok = *loaded;
   if (tok.vocab_size() != V) {
     return absl::InvalidArgumentError(absl::StrCat(tokenizer_model, " has ", tok.vocab_size(),
                                                    " pieces but ", model_bin, " has vocab ", V));

@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "model/sentencepiece_tokenizer.h"
 #include "model/tokenizer.h"
 #include "tasks/metrics.h"
 #include "tests/testing/test_util.h"
@@ -67,9 +68,10 @@ constexpr char kTinyPool[] =
 class HotpotQaLongTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto tok = model::Tokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
+    auto tok =
+        model::SentencePieceTokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
     ASSERT_TRUE(tok.ok()) << tok.status();
-    tokenizer_ = new model::Tokenizer(*std::move(tok));
+    tokenizer_ = tok->release();
   }
   static void TearDownTestSuite() {
     delete tokenizer_;

@@ -38,6 +38,7 @@
 #include "base/asset_root.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "model/sentencepiece_tokenizer.h"
 #include "model/tokenizer.h"
 #include "tasks/metric_registry.h"
 #include "tasks/task_registry.h"
@@ -71,12 +72,13 @@ int64_t GoldenLength(const std::string& task) { return Feasible(task, 1024) ? 10
 
 const model::Tokenizer& Tok() {
   static const model::Tokenizer* tok = [] {
-    auto t = model::Tokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
+    auto t =
+        model::SentencePieceTokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
     if (!t.ok()) {
       std::cerr << t.status() << "\n";
       std::abort();
     }
-    return new model::Tokenizer(std::move(*t));
+    return t->release();
   }();
   return *tok;
 }

@@ -13,6 +13,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "model/language_model.h"
 #include "model/memory_estimate.h"
+#include "model/sentencepiece_tokenizer.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::engine {
@@ -119,9 +120,10 @@ TEST(GeneratorHfTest, MatchesHfGreedyOnReferenceConfigs) {
                                              {prompt, static_cast<int64_t>(want.size()), {}}};
       GenerationOptions o;
       o.prefill_chunk = 5;
-      auto got = GenerateGreedy((*m)->transformer(), *model::Tokenizer::Load(testing::SourcePath(
-                                                         "model/assets/stories260K/tokenizer.model")),
-                                reqs, o);
+      auto tok = model::SentencePieceTokenizer::Load(
+          testing::SourcePath("model/assets/stories260K/tokenizer.model"));
+      ASSERT_TRUE(tok.ok()) << tok.status();
+      auto got = GenerateGreedy((*m)->transformer(), **tok, reqs, o);
       ASSERT_TRUE(got.ok()) << got.status();
       EXPECT_EQ((*got)[0].tokens, want);
       EXPECT_EQ((*got)[1].tokens, want);
@@ -164,8 +166,9 @@ TEST(GeneratorMemoryTest, LongPromptWithinEstimate) {
   o.max_batch = 1;
   const int64_t estimate = model::EstimateGenerationBytes((*m)->config(), n + 4, 2048, 1, backend);
   const int64_t before = PeakRssBytes();
-  auto tok = model::Tokenizer::Load(testing::SourcePath("model/assets/stories260K/tokenizer.model"));
-  auto got = GenerateGreedy((*m)->transformer(), *tok, absl::MakeConstSpan(&req, 1), o);
+  auto tok = model::SentencePieceTokenizer::Load(
+      testing::SourcePath("model/assets/stories260K/tokenizer.model"));
+  auto got = GenerateGreedy((*m)->transformer(), **tok, absl::MakeConstSpan(&req, 1), o);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)[0].tokens.size(), 4u);
   const int64_t used = PeakRssBytes() - before;

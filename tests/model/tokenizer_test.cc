@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// LoadTokenizer: which implementation the files in a directory select, its
+// errors, and the identity (kind, path, SHA-256) a loaded tokenizer reports.
+// What the sentencepiece tokenizer encodes is checked against HF in
+// stories260k_test.
+#include "model/tokenizer_loader.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "base/asset_root.h"
+#include "base/sha256.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model/language_model.h"
+#include "model/sentencepiece_tokenizer.h"
+#include "model/tokenizer.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::model {
+namespace {
+
+using ::focal::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string Stories260K() { return AssetRoot() + "/model/assets/stories260K"; }
+
+// A temp directory holding the bundled tokenizer.model.
+std::string DirWithTokenizerModel(const std::string& tag) {
+  const std::string dir = testing::MakeTempDir(tag);
+  std::filesystem::copy_file(Stories260K() + "/tokenizer.model", dir + "/tokenizer.model");
+  return dir;
+}
+
+TEST(LoadTokenizerTest, TokenizerModelSelectsSentencePiece) {
+  const std::string dir = Stories260K();
+  auto tok = LoadTokenizer(dir);
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->name(), "sentencepiece");
+  EXPECT_NE(dynamic_cast<const SentencePieceTokenizer*>(tok->get()), nullptr);
+  // The path is spelt as LanguageModel always did: results record it.
+  EXPECT_EQ((*tok)->path(), dir + "/tokenizer.model");
+  EXPECT_EQ((*tok)->vocab_size(), 512);
+  EXPECT_EQ((*tok)->bos_id(), 1);
+  EXPECT_EQ((*tok)->eos_id(), 2);
+}
+
+TEST(LoadTokenizerTest, Sha256IsThatOfTheFileBytes) {
+  auto tok = LoadTokenizer(Stories260K());
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->sha256(), Sha256Hex(testing::ReadFileOrDie((*tok)->path())));
+  // As `sha256sum` prints it, so the hasher is not checked against itself.
+  EXPECT_EQ((*tok)->sha256(), "dfff07d929db979913f166ec94a6f5ecad4c70cfed8eb5c9cbe7e464455e46f5");
+}
+
+TEST(LoadTokenizerTest, TokenizerModelWinsOverTokenizerJson) {
+  const std::string dir = DirWithTokenizerModel("tok_both");
+  testing::WriteStringToFile(dir + "/tokenizer.json", "{}");
+  auto tok = LoadTokenizer(dir);
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->name(), "sentencepiece");
+  EXPECT_EQ((*tok)->path(), dir + "/tokenizer.model");
+}
+
+TEST(LoadTokenizerTest, TokenizerJsonAloneIsUnimplemented) {
+  const std::string dir = testing::MakeTempDir("tok_json");
+  testing::WriteStringToFile(dir + "/tokenizer.json", "{}");
+  EXPECT_THAT(LoadTokenizer(dir),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       AllOf(HasSubstr(dir + "/tokenizer.json"),
+                             HasSubstr("tokenizer.json (BPE) loader is not implemented yet"))));
+}
+
+TEST(LoadTokenizerTest, NoTokenizerFileIsNotFound) {
+  const std::string dir = testing::MakeTempDir("tok_none");
+  EXPECT_THAT(LoadTokenizer(dir),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("'" + dir + "'"), HasSubstr("tokenizer.model"),
+                             HasSubstr("tokenizer.json"))));
+}
+
+TEST(LoadTokenizerTest, CorruptTokenizerModelNamesTheFile) {
+  const std::string dir = testing::MakeTempDir("tok_corrupt");
+  testing::WriteStringToFile(dir + "/tokenizer.model", "not a sentencepiece model");
+  EXPECT_THAT(LoadTokenizer(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr(dir + "/tokenizer.model")));
+}
+
+// require_tokenizer decides whether a tokenizer kind not supported yet stops
+// the load (run, score) or leaves the model without one (inspect).
+TEST(LoadTokenizerTest, LanguageModelRequireTokenizer) {
+  const std::string dir =
+      testing::CopyDirToTemp(testing::SourcePath("tests/testdata/models/gqa_untied"), "tok_lm");
+  testing::WriteStringToFile(dir + "/tokenizer.json", "{}");
+  kernels::CpuBackend backend(1);
+  LoadOptions o;
+  o.validate_only = true;
+  EXPECT_THAT(LanguageModel::Load(dir, backend, o),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr(dir + "/tokenizer.json")));
+  o.require_tokenizer = false;
+  auto m = LanguageModel::Load(dir, backend, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->tokenizer(), nullptr);
+}
+
+}  // namespace
+}  // namespace focal::model
