@@ -68,6 +68,9 @@ struct ForwardShape {
   int64_t buffers = 0;       // tensors live at once (activations, KV caches)
 };
 
+// Every virtual op is listed once in kernels/backend_ops.h
+// (FOCAL_BACKEND_OPS): adding an op here means adding it there, and
+// tests/kernels/backend_ops_test.cc then requires its cross-backend check.
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's host side: argument checks (FOCAL_CHECK, as the CPU
-// backend), memory, host->device staging of the small index arrays, cuBLASLt
-// GEMMs and kernel launches on one stream. Device errors are sticky: the
-// first one since the last Sync() is kept (naming the op) and returned by
-// Sync(); ops that must hand results to the host synchronise themselves.
+// backend), workspaces, cuBLASLt GEMMs and kernel launches on one stream (the
+// caching allocator and the staging ring of small index arrays are in
+// device_memory.h). Device errors are sticky: the first one since the last
+// Sync() is kept (naming the op) and returned by Sync(); ops that must hand
+// results to the host synchronise themselves.
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
@@ -11,11 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +23,7 @@
 #include "base/status_macros.h"
 #include "kernels/cuda/attention_params.h"
 #include "kernels/cuda/cuda_gemm.h"
+#include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/launchers.h"
 
 namespace focal::kernels {
@@ -47,102 +46,6 @@ bool Overlaps(const void* a, size_t an, const void* b, size_t bn) {
   return pa < pb + bn && pb < pa + an;
 }
 
-// A caching cudaMalloc allocator for one device, shared (shared_ptr) by the
-// backend and the deleters of every Buffer it hands out, so a Buffer may
-// outlive the backend. Freed blocks are kept by rounded size and reused by
-// later allocations of that size; all use is ordered on the backend's single
-// stream, so a block freed while queued kernels still read it is only
-// rewritten by work queued after them. On cudaMalloc failure the cache is
-// released and the allocation retried once.
-class DeviceAllocator {
- public:
-  explicit DeviceAllocator(int device) : device_(device) {}
-  ~DeviceAllocator() { ReleaseCached(); }
-
-  cudaError_t Allocate(size_t bytes, void** out) {
-    const size_t size = RoundUp(bytes);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = cache_.find(size); it != cache_.end()) {
-        *out = it->second;
-        cache_.erase(it);
-        cached_bytes_ -= size;
-        return cudaSuccess;
-      }
-    }
-    cudaSetDevice(device_);
-    cudaError_t e = cudaMalloc(out, size);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();  // not sticky: clear it so later launches don't report it
-      ReleaseCached();
-      e = cudaMalloc(out, size);
-    }
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      *out = nullptr;
-      return e;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    held_bytes_ += size;
-    peak_bytes_ = std::max(peak_bytes_, held_bytes_);
-    return e;
-  }
-
-  // Bytes taken from the driver (in use or cached) and their peak.
-  size_t held_bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return held_bytes_;
-  }
-  size_t peak_bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return peak_bytes_;
-  }
-  void ResetPeak() {
-    std::lock_guard<std::mutex> lock(mu_);
-    peak_bytes_ = held_bytes_;
-  }
-
-  void Free(void* p, size_t bytes) {
-    if (p == nullptr) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    const size_t size = RoundUp(bytes);
-    cache_.emplace(size, p);
-    cached_bytes_ += size;
-  }
-
-  size_t cached_bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return cached_bytes_;
-  }
-
-  // Returns every cached block to the driver (cudaFree synchronises).
-  void ReleaseCached() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (cache_.empty()) return;
-    cudaSetDevice(device_);
-    for (auto& [size, p] : cache_) cudaFree(p);
-    cache_.clear();
-    held_bytes_ -= cached_bytes_;
-    cached_bytes_ = 0;
-  }
-
- private:
-  // 512 B granules below 1 MiB, 2 MiB granules above: few distinct sizes, at
-  // most 2 MiB of slack on a large tensor.
-  static size_t RoundUp(size_t bytes) {
-    bytes = std::max<size_t>(bytes, 256);
-    const size_t g = bytes < (size_t{1} << 20) ? 512 : (size_t{2} << 20);
-    return (bytes + g - 1) / g * g;
-  }
-
-  const int device_;
-  std::mutex mu_;
-  std::multimap<size_t, void*> cache_;
-  size_t cached_bytes_ = 0;
-  size_t held_bytes_ = 0;
-  size_t peak_bytes_ = 0;
-};
-
 class CudaBackend : public Backend {
  public:
   CudaBackend(const CudaDeviceSpec& spec, std::string gpu_name, cudaStream_t stream,
@@ -153,7 +56,8 @@ class CudaBackend : public Backend {
         device_label_(absl::StrCat("cuda:", spec.ordinal, " (", gpu_name, ")")),
         stream_(stream),
         gemm_(std::move(gemm)),
-        alloc_(std::make_shared<DeviceAllocator>(spec.ordinal)) {}
+        alloc_(std::make_shared<DeviceAllocator>(spec.ordinal)),
+        ring_(stream) {}
 
   ~CudaBackend() override {
     cudaSetDevice(spec_.ordinal);
@@ -161,8 +65,7 @@ class CudaBackend : public Backend {
     // Workspaces go back to the allocator, which outlives us while Buffers
     // (weights, caches) still hold it.
     workspaces_.clear();
-    if (pinned_ != nullptr) cudaFreeHost(pinned_);
-    if (staging_ != nullptr) cudaFree(staging_);
+    ring_.Release();
     gemm_.reset();
     cudaStreamDestroy(stream_);
   }
@@ -204,7 +107,8 @@ class CudaBackend : public Backend {
   // The allocator's peak plus what bypasses it: the GEMM workspace and the
   // device half of the staging ring.
   int64_t PeakMemoryBytes() override {
-    return static_cast<int64_t>(alloc_->peak_bytes() + kGemmWorkspaceBytes + ring_bytes_);
+    return static_cast<int64_t>(alloc_->peak_bytes() + kGemmWorkspaceBytes +
+                                ring_.device_bytes());
   }
   void ResetPeakMemory() override { alloc_->ResetPeak(); }
 
@@ -245,20 +149,16 @@ class CudaBackend : public Backend {
   // A scratch area of at least `bytes` (grown, never shrunk); nullptr after
   // recording the error.
   void* Scratch(Workspace w, size_t bytes, const char* op);
-  // Copies host arrays into one region of the device staging ring (each
-  // part 16-byte aligned), ordered on the stream before any later launch.
-  // Returns the device address of each part, valid for work queued before
-  // the ring next wraps; empty after recording an error. Everything one
-  // launch reads must come from one call (a later call may reallocate the
-  // ring).
-  struct HostPart {
-    const void* data;
-    size_t bytes;
-  };
-  std::vector<const void*> Stage(std::initializer_list<HostPart> parts, const char* op);
+  // Host arrays through the staging ring (see StagingRing::Stage): the
+  // device address of each part, or empty after recording an error.
+  std::vector<const void*> Stage(std::initializer_list<StagingRing::Part> parts, const char* op) {
+    std::vector<const void*> staged;
+    Check(op, ring_.Stage(parts, &staged));
+    return staged;
+  }
   template <typename T>
-  static HostPart Part(absl::Span<const T> s) {
-    return {s.data(), s.size() * sizeof(T)};
+  static StagingRing::Part Part(absl::Span<const T> s) {
+    return StagingRing::PartOf(s);
   }
   // Waits for the stream (ops returning host results); false on error.
   bool Wait(const char* op) { return Check(op, cudaStreamSynchronize(stream_)); }
@@ -272,11 +172,7 @@ class CudaBackend : public Backend {
   absl::Status first_error_;
   std::vector<Buffer> workspaces_ = std::vector<Buffer>(kNumWorkspaces);
   std::vector<size_t> workspace_bytes_ = std::vector<size_t>(kNumWorkspaces, 0);
-  // Staging ring: pinned host memory and a device mirror of the same size.
-  char* pinned_ = nullptr;
-  char* staging_ = nullptr;
-  size_t ring_bytes_ = 0, ring_offset_ = 0;
-  uint64_t ring_generation_ = 0;  // bumped whenever staged pointers expire
+  StagingRing ring_;  // small host arrays (tokens, positions, scales, work lists)
   // Rope is called twice per layer with the same positions: reuse them.
   std::vector<int64_t> last_positions_;
   std::vector<float> last_inv_freq_;
@@ -330,52 +226,6 @@ void* CudaBackend::Scratch(Workspace w, size_t bytes, const char* op) {
   workspaces_[w] = std::move(*b);
   workspace_bytes_[w] = grown;
   return workspaces_[w].tensor().data;
-}
-
-std::vector<const void*> CudaBackend::Stage(std::initializer_list<HostPart> parts, const char* op) {
-  size_t bytes = 0;
-  for (const HostPart& part : parts) bytes += (part.bytes + 15) / 16 * 16;
-  const size_t need = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
-  if (need > ring_bytes_ / 2) {
-    // Grow: wait until nothing reads the old ring, then replace it.
-    if (!Wait(op)) return {};
-    if (pinned_ != nullptr) cudaFreeHost(pinned_);
-    if (staging_ != nullptr) cudaFree(staging_);
-    pinned_ = staging_ = nullptr;
-    ring_bytes_ = std::max<size_t>(size_t{16} << 20, 4 * need);
-    ring_offset_ = 0;
-    ++ring_generation_;
-    if (!Check(op, cudaHostAlloc(reinterpret_cast<void**>(&pinned_), ring_bytes_,
-                                 cudaHostAllocDefault)) ||
-        !Check(op, cudaMalloc(reinterpret_cast<void**>(&staging_), ring_bytes_))) {
-      if (pinned_ != nullptr) cudaFreeHost(pinned_);
-      if (staging_ != nullptr) cudaFree(staging_);
-      pinned_ = staging_ = nullptr;
-      ring_bytes_ = 0;
-      return {};
-    }
-  }
-  if (ring_offset_ + need > ring_bytes_) {
-    // Wrap: the pinned area may still feed queued copies and the device area
-    // queued kernels; wait for them.
-    if (!Wait(op)) return {};
-    ring_offset_ = 0;
-    ++ring_generation_;
-  }
-  char* h = pinned_ + ring_offset_;
-  char* d = staging_ + ring_offset_;
-  ring_offset_ += need;
-  std::vector<const void*> out;
-  size_t off = 0;
-  for (const HostPart& part : parts) {
-    if (part.bytes > 0) std::memcpy(h + off, part.data, part.bytes);
-    out.push_back(d + off);
-    off += (part.bytes + 15) / 16 * 16;
-  }
-  if (bytes > 0 && !Check(op, cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, stream_))) {
-    return {};
-  }
-  return out;
 }
 
 absl::StatusOr<Buffer> CudaBackend::UploadWeight(const void* host, DType src, int64_t rows,
@@ -579,7 +429,7 @@ void CudaBackend::Rope(Tensor x, int num_heads, int head_dim, absl::Span<const i
   FOCAL_CHECK(x.dtype == DType::kF32);
   if (x.rows == 0 || head_dim == 0) return;
   Enter();
-  const bool same = last_rope_generation_ == ring_generation_ &&
+  const bool same = last_rope_generation_ == ring_.generation() &&
                     last_positions_.size() == positions.size() &&
                     last_inv_freq_.size() == inv_freq.size() &&
                     std::equal(positions.begin(), positions.end(), last_positions_.begin()) &&
@@ -592,7 +442,7 @@ void CudaBackend::Rope(Tensor x, int num_heads, int head_dim, absl::Span<const i
     last_inv_freq_.assign(inv_freq.begin(), inv_freq.end());
     last_positions_dev_ = d[0];
     last_inv_freq_dev_ = d[1];
-    last_rope_generation_ = ring_generation_;
+    last_rope_generation_ = ring_.generation();
   }
   Check("Rope", LaunchRope(x.as<float>(), x.rows, num_heads, head_dim,
                            static_cast<const int64_t*>(last_positions_dev_),

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-cuda}
 JOBS=${JOBS:-2}
-TARGETS=(focal-eval cuda_probe_test cuda_plan_test cuda_backend_test cuda_model_test
+TARGETS=(focal-eval cuda_probe_test cuda_plan_test backend_ops_test cuda_backend_test cuda_model_test
          attention_bench e2e_score_bench long_prefill_bench)
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFOCAL_CUDA=ON >/dev/null

@@ -88,7 +88,7 @@ echo "cuBLASLt: $CUBLAS_DIR"
 # 1. GPU tests (and the host-side unit tests of the backend).
 TESTS_OK=1
 declare -a TEST_ROWS
-for t in cuda_probe_test cuda_plan_test cuda_backend_test cuda_model_test; do
+for t in cuda_probe_test cuda_plan_test backend_ops_test cuda_backend_test cuda_model_test; do
   start=$(date +%s)
   timeout "$(budget "${TEST_TIMEOUT:-150}")" "$B/bin/$t" --gtest_brief=1 --gtest_color=no >"$OUT/$t.log" 2>&1
   rc=$?
