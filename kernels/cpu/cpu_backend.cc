@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/cpu/cpu_backend.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/dtype.h"
 
 namespace focal::kernels {
@@ -46,11 +45,7 @@ inline float ExpNonPositive(float x) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {
-  // Parallelism is ours (tiles on the pool); OpenBLAS threads would only
-  // spin against it.
-  openblas_set_num_threads(1);
-}
+CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {}
 
 int64_t CpuBackend::ScratchBytes(const ForwardShape& s) const {
   const int64_t threads = pool_.num_threads();
@@ -58,9 +53,8 @@ int64_t CpuBackend::ScratchBytes(const ForwardShape& s) const {
   // the keys chunk by chunk, and while it is reallocated the old block is
   // still live: count two.
   const int64_t scores = 2 * threads * kAttnRows * s.keys * 4;
-  // MatMul: the padded last row tile, in and out, per thread.
-  const int64_t pad = threads * kMatMulRows * (s.max_inputs + kMatMulCols) * 4;
-  return scores + pad;
+  // And each row's visible key count, and the GEMM's packed panels.
+  return scores + threads * (kAttnRows * 8 + 128 * 1024);
 }
 
 void CpuBackend::ParallelRange(int64_t n, int64_t grain,
@@ -160,33 +154,9 @@ void CpuBackend::RmsNorm(Tensor x, Tensor w, float eps, Tensor out) {
 
 void CpuBackend::MatMul(Tensor x, Tensor w, Tensor out) {
   FOCAL_CHECK(x.cols == w.cols && out.rows == x.rows && out.cols == w.rows);
-  const int64_t k = x.cols, n = w.rows;
-  const float* xs = F(x);
-  const float* ws = F(w);
-  float* os = F(out);
-  constexpr int64_t m = kMatMulRows, nc = kMatMulCols;
-  const int64_t row_tiles = (x.rows + m - 1) / m, col_tiles = (n + nc - 1) / nc;
-  // Every call has the shape (m, cols of its column tile, k): fixed by the
-  // weight, never by the batch. Tiles run on our pool, sgemm single-threaded.
-  pool_.ParallelFor(row_tiles * col_tiles, [&](int64_t task) {
-    const int64_t r = (task / col_tiles) * m, c0 = (task % col_tiles) * nc;
-    const int64_t rows = std::min(m, x.rows - r), cols = std::min(nc, n - c0);
-    if (rows == m) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cols, k, 1.0f, xs + r * k, k,
-                  ws + c0 * k, k, 0.0f, os + r * n + c0, n);
-      return;
-    }
-    // Last partial row tile: pad to the fixed row count (see kMatMulRows).
-    thread_local std::vector<float> pad_in, pad_out;
-    pad_in.assign(m * k, 0.0f);
-    pad_out.resize(m * cols);
-    std::memcpy(pad_in.data(), xs + r * k, rows * k * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cols, k, 1.0f, pad_in.data(), k,
-                ws + c0 * k, k, 0.0f, pad_out.data(), cols);
-    for (int64_t i = 0; i < rows; ++i) {
-      std::memcpy(os + (r + i) * n + c0, pad_out.data() + i * cols, cols * sizeof(float));
-    }
-  });
+  // Our GEMM, not sgemm: each element's arithmetic is fixed (kernels/cpu/gemm.h).
+  cpu::ParallelGemmNT(pool_, {F(x), x.cols}, {F(w), w.cols}, {F(out), out.cols}, x.rows, w.rows,
+                      x.cols);
 }
 
 void CpuBackend::Rope(Tensor x, int num_heads, int head_dim,
@@ -251,33 +221,38 @@ void CpuBackend::Attention(const AttentionArgs& a) {
     const int g = t.h / group;
     const int64_t n = s.past + t.b0 + t.rows;  // keys visible to the block's last row
     thread_local std::vector<float> scores;
+    thread_local std::vector<int64_t> visible;
     scores.resize(t.rows * n);
+    visible.resize(t.rows);
     const float* qb = q + (s.row_begin + t.b0) * qld + int64_t{t.h} * D;
     // S(rows, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t.rows, n, D, 1.0f, qb, qld,
-                kc + int64_t{g} * D, kvld, 0.0f, scores.data(), n);
+    // Each score is one fixed-order sum over D (kernels/cpu/gemm.h), so it
+    // does not depend on the block's rows or key count.
+    cpu::GemmSequential({.a = {qb, qld}, .b = {kc + int64_t{g} * D, kvld}, .b_transposed = true,
+                         .out = {scores.data(), n}, .rows = t.rows, .width = n, .depth = D});
     for (int64_t i = 0; i < t.rows; ++i) {
-      const int64_t visible = s.past + t.b0 + i + 1;
+      const int64_t vis = visible[i] = s.past + t.b0 + i + 1;
       const float scale = a.scale[s.row_begin + t.b0 + i];
       float* row = scores.data() + i * n;
       float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = 0; j < vis; ++j) {
         row[j] *= scale;
         mx = std::max(mx, row[j]);
       }
       // exp(s - max) in fp32 like torch; the normaliser is summed in double
       // after the (vectorised) exponentials.
-      for (int64_t j = 0; j < visible; ++j) row[j] = ExpNonPositive(row[j] - mx);
+      for (int64_t j = 0; j < vis; ++j) row[j] = ExpNonPositive(row[j] - mx);
       double sum = 0;
-      for (int64_t j = 0; j < visible; ++j) sum += row[j];
+      for (int64_t j = 0; j < vis; ++j) sum += row[j];
       const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
-      for (int64_t j = visible; j < n; ++j) row[j] = 0.0f;  // causal mask
+      for (int64_t j = 0; j < vis; ++j) row[j] *= inv;
     }
-    // O(rows, D) = P V.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t.rows, D, n, 1.0f, scores.data(), n,
-                vc + int64_t{g} * D, kvld, 0.0f, out + (s.row_begin + t.b0) * qld + int64_t{t.h} * D,
-                qld);
+    // O(rows, D) = P V, each row over exactly its visible keys in key order
+    // (the causal mask): the same sums however the sequence is chunked.
+    cpu::GemmSequential({.a = {scores.data(), n}, .b = {vc + int64_t{g} * D, kvld},
+                         .len = visible.data(),
+                         .out = {out + (s.row_begin + t.b0) * qld + int64_t{t.h} * D, qld},
+                         .rows = t.rows, .width = D, .depth = n});
   });
 }
 

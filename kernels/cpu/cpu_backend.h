@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU backend: fp32 compute, single-threaded OpenBLAS sgemm calls on
-// fixed-shape tiles (linear layers, attention products) spread over our own
-// thread pool. It is the reference
-// the CUDA backend is checked against.
+// The CPU backend: fp32 compute on our own thread pool, with our own GEMMs
+// (kernels/cpu/gemm.h: every output element's arithmetic is fixed, so scores
+// are batch-invariant bit for bit). It is the reference the CUDA backend is
+// checked against.
 #ifndef FOCAL_KERNELS_CPU_CPU_BACKEND_H_
 #define FOCAL_KERNELS_CPU_CPU_BACKEND_H_
 
@@ -17,7 +17,7 @@ namespace focal::kernels {
 
 class CpuBackend : public Backend {
  public:
-  // num_threads <= 0: all cores. Also sets OpenBLAS's thread count.
+  // num_threads <= 0: all cores.
   explicit CpuBackend(int num_threads);
 
   std::string name() const override { return "cpu"; }
@@ -42,12 +42,6 @@ class CpuBackend : public Backend {
   absl::Status Sync() override { return absl::OkStatus(); }
   int64_t ScratchBytes(const ForwardShape& shape) const override;
 
-  // sgemm is always called on exactly this many rows (the last block padded
-  // with zeros), so a row's result cannot depend on how many other rows share
-  // the call: that is what makes scores batch-invariant bit for bit.
-  static constexpr int64_t kMatMulRows = 64;
-  // Output columns per sgemm call (a fixed split of the weight's rows).
-  static constexpr int64_t kMatMulCols = 256;
   // Query rows per attention block (bounds the score scratch to kAttnRows x N).
   static constexpr int64_t kAttnRows = 128;
 

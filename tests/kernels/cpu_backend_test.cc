@@ -4,10 +4,12 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/dtype.h"
 
 namespace focal::kernels {
@@ -58,6 +60,136 @@ TEST_F(CpuBackendTest, MatMulRowResultIndependentOfPositionAndNeighbours) {
       for (int64_t n = 0; n < N; ++n) {
         ASSERT_EQ(out.tensor().as<float>()[pos * N + n], alone.tensor().as<float>()[n])
             << "T=" << T << " pos=" << pos << " n=" << n;
+      }
+    }
+  }
+}
+
+// The same property over every position of calls of many sizes, at one and
+// two threads, against the row computed alone on one thread. OpenBLAS's
+// Haswell sgemm failed this (rows 6-11, 18-23, ... of a call rounded
+// differently), which is why the backend has its own GEMM.
+TEST_F(CpuBackendTest, MatMulRowBitIdenticalAtEveryPositionAndThreadCount) {
+  const int64_t K = 101, N = 67;  // both with tails (K % 8, N % 4)
+  Buffer w = Random(N, K), probe = Random(1, K);
+  CpuBackend one(1);
+  Buffer alone = *one.Allocate(DType::kF32, 1, N);
+  one.MatMul(probe.tensor(), w.tensor(), alone.tensor());
+  for (int threads : {1, 2}) {
+    CpuBackend be(threads);
+    for (int64_t T : {1, 5, 64, 65, 130, 257}) {
+      Buffer x = Random(T, K), out = *be.Allocate(DType::kF32, T, N);
+      float* xs = x.tensor().as<float>();
+      std::vector<float> saved(K);
+      for (int64_t pos = 0; pos < T; ++pos) {
+        std::copy_n(xs + pos * K, K, saved.data());
+        std::copy_n(probe.tensor().as<float>(), K, xs + pos * K);
+        be.MatMul(x.tensor(), w.tensor(), out.tensor());
+        ASSERT_EQ(std::memcmp(out.tensor().as<float>() + pos * N, alone.tensor().as<float>(),
+                              N * sizeof(float)),
+                  0)
+            << "threads=" << threads << " T=" << T << " pos=" << pos;
+        std::copy_n(saved.data(), K, xs + pos * K);
+      }
+    }
+  }
+}
+
+// Row and column positions across w tiles (depth 577 gives 84-row tiles) and
+// thread counts, on both kernels: a row's products never change.
+TEST_F(CpuBackendTest, GemmNTInvariantAcrossTilesThreadsAndPaths) {
+  const int64_t K = 577, N = 345, T = 53;
+  Buffer x = Random(T, K), w = Random(N, K);
+  const float* xs = x.tensor().as<float>();
+  const float* ws = w.tensor().as<float>();
+  ThreadPool pool1(1), pool2(2);
+  for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
+    std::vector<float> all(T * N), par1(T * N), par2(T * N);
+    cpu::GemmNT({xs, K}, {ws, K}, {all.data(), N}, T, N, K, path);
+    cpu::ParallelGemmNT(pool1, {xs, K}, {ws, K}, {par1.data(), N}, T, N, K, path);
+    cpu::ParallelGemmNT(pool2, {xs, K}, {ws, K}, {par2.data(), N}, T, N, K, path);
+    EXPECT_EQ(std::memcmp(all.data(), par1.data(), all.size() * 4), 0);
+    EXPECT_EQ(std::memcmp(all.data(), par2.data(), all.size() * 4), 0);
+    for (int64_t t : {int64_t{0}, int64_t{1}, int64_t{2}, T - 1}) {
+      for (int64_t j0 : {int64_t{0}, int64_t{1}, int64_t{83}, int64_t{170}}) {
+        // Row t alone against w rows [j0, N): a different block and tile.
+        std::vector<float> one(N - j0);
+        cpu::GemmNT({xs + t * K, K}, {ws + j0 * K, K}, {one.data(), N}, 1, N - j0, K, path);
+        ASSERT_EQ(std::memcmp(one.data(), all.data() + t * N + j0, one.size() * 4), 0)
+            << "t=" << t << " j0=" << j0 << " portable=" << (path == cpu::GemmPath::kPortable);
+      }
+    }
+  }
+}
+
+// Accuracy against double on awkward depths and widths, both kernels, within
+// the first-order bound of their summation: (k/8 + 6) ulps of sum |x w|.
+TEST_F(CpuBackendTest, GemmNTMatchesDoubleOnAwkwardShapes) {
+  for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
+    for (int64_t K : {1, 7, 8, 9, 72, 577}) {
+      for (int64_t N : {1, 3, 4, 5, 13}) {
+        const int64_t T = 7;
+        Buffer x = Random(T, K), w = Random(N, K);
+        std::vector<float> out(T * N);
+        cpu::GemmNT({x.tensor().as<float>(), K}, {w.tensor().as<float>(), K}, {out.data(), N}, T,
+                    N, K, path);
+        for (int64_t t = 0; t < T; ++t) {
+          for (int64_t j = 0; j < N; ++j) {
+            double ref = 0, mag = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              const double p =
+                  double{x.tensor().as<float>()[t * K + k]} * w.tensor().as<float>()[j * K + k];
+              ref += p;
+              mag += std::abs(p);
+            }
+            ASSERT_LE(std::abs(out[t * N + j] - ref), (K / 8 + 6) * 0x1p-24 * mag)
+                << "K=" << K << " N=" << N << " t=" << t << " j=" << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The sequential GEMM (attention's Q.K^T and P.V), B given either way round,
+// with a different depth per row: accurate, and each row equal to the same
+// row computed alone (row blocks share loads, not sums).
+TEST_F(CpuBackendTest, GemmSequentialRowsAreIndependentAndAccurate) {
+  const int64_t R = 11, J = 600;  // J: several depth blocks
+  std::uniform_int_distribution<int64_t> len_d(0, J);
+  for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
+    for (bool transposed : {false, true}) {
+      for (int64_t W : {1, 8, 10, 16, 24, 64, 70}) {
+        Buffer a = Random(R, J), b = transposed ? Random(W, J) : Random(J, W);
+        const float* as = a.tensor().as<float>();
+        const float* bs = b.tensor().as<float>();
+        auto B = [&](int64_t j, int64_t c) { return transposed ? bs[c * J + j] : bs[j * W + c]; };
+        std::vector<int64_t> len(R);
+        for (int64_t& l : len) l = len_d(rng_);
+        len[3] = J;
+        std::vector<float> out(R * W);
+        const cpu::ConstMat bm{bs, transposed ? J : W};
+        cpu::GemmSequential({.a = {as, J}, .b = bm, .b_transposed = transposed, .len = len.data(),
+                             .out = {out.data(), W}, .rows = R, .width = W, .depth = J},
+                            path);
+        for (int64_t i = 0; i < R; ++i) {
+          std::vector<float> alone(W);
+          cpu::GemmSequential({.a = {as + i * J, J}, .b = bm, .b_transposed = transposed,
+                               .len = &len[i], .out = {alone.data(), W}, .rows = 1, .width = W,
+                               .depth = J},
+                              path);
+          ASSERT_EQ(std::memcmp(alone.data(), out.data() + i * W, W * 4), 0)
+              << "W=" << W << " i=" << i << " transposed=" << transposed;
+          for (int64_t c = 0; c < W; ++c) {
+            double ref = 0, mag = 0;
+            for (int64_t j = 0; j < len[i]; ++j) {
+              ref += double{as[i * J + j]} * B(j, c);
+              mag += std::abs(double{as[i * J + j]} * B(j, c));
+            }
+            ASSERT_LE(std::abs(out[i * W + c] - ref), (len[i] + 2) * 0x1p-24 * mag)
+                << "W=" << W << " i=" << i << " c=" << c;
+          }
+        }
       }
     }
   }
@@ -156,6 +288,54 @@ TEST_F(CpuBackendTest, AttentionMatchesNaiveWithCacheAndPerRowScale) {
       ASSERT_NEAR(out.tensor().as<float>()[row * H * D + j], ref[j], 2e-6) << "seq " << i << " " << j;
     }
     row += ss[i].rows;
+  }
+}
+
+// A query row's attention output is bit-identical whether its sequence is
+// scored in one call, alone or behind another sequence, or in chunks
+// continuing the cache (the scorer's prefix + continuation, chunked
+// prefill), and at any thread count.
+TEST_F(CpuBackendTest, AttentionRowIndependentOfChunkingBatchAndThreads) {
+  const int H = 4, Hkv = 2, D = 64;
+  const int64_t L = 300;  // crosses attention blocks
+  Buffer q = Random(L, H * D), kc = Random(L, Hkv * D), vc = Random(L, Hkv * D);
+  Buffer other_q = Random(70, H * D), okc = Random(70, Hkv * D), ovc = Random(70, Hkv * D);
+  std::vector<float> scale(L + 70, 0.125f);
+  auto run = [&](CpuBackend& be, std::vector<int64_t> cuts, bool behind_other) {
+    std::vector<float> result(L * H * D);
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      const int64_t past = cuts[c], rows = cuts[c + 1] - cuts[c];
+      const int64_t lead = behind_other ? 70 : 0;
+      Buffer qb = *be.Allocate(DType::kF32, lead + rows, H * D);
+      Buffer ob = *be.Allocate(DType::kF32, lead + rows, H * D);
+      std::vector<AttentionSeq> seqs;
+      if (behind_other) {
+        std::copy_n(other_q.tensor().as<float>(), 70 * H * D, qb.tensor().as<float>());
+        seqs.push_back({0, 70, 0, okc.tensor(), ovc.tensor()});
+      }
+      std::copy_n(q.tensor().as<float>() + past * H * D, rows * H * D,
+                  qb.tensor().as<float>() + lead * H * D);
+      seqs.push_back({lead, rows, past, kc.tensor(), vc.tensor()});
+      AttentionArgs a{qb.tensor(), seqs, absl::MakeConstSpan(scale).subspan(0, lead + rows),
+                      H, Hkv, D, ob.tensor()};
+      be.Attention(a);
+      std::copy_n(ob.tensor().as<float>() + lead * H * D, rows * H * D,
+                  result.data() + past * H * D);
+    }
+    return result;
+  };
+  CpuBackend one(1);
+  const std::vector<float> ref = run(one, {0, L}, false);
+  for (int threads : {1, 2}) {
+    CpuBackend be(threads);
+    for (const auto& cuts : std::vector<std::vector<int64_t>>{
+             {0, L}, {0, 37, L}, {0, 1, 2, 129, 130, L}, {0, 200, 299, L}}) {
+      for (bool behind : {false, true}) {
+        const std::vector<float> got = run(be, cuts, behind);
+        ASSERT_EQ(std::memcmp(got.data(), ref.data(), ref.size() * 4), 0)
+            << "threads=" << threads << " cuts=" << cuts.size() << " behind=" << behind;
+      }
+    }
   }
 }
 

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: Apache-2.0
+// Built with -ffp-contract=off (kernels/CMakeLists.txt): the compiler must not
+// fuse or reorder anything, so each element's operation sequence is exactly
+// the one written here.
+#include "kernels/cpu/gemm.h"
+
+#include <algorithm>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace focal::kernels::cpu {
+namespace {
+
+// A tile of w rows sized to stay in L2 while a block of x rows streams past.
+constexpr int64_t kWTileBytes = 192 * 1024;
+// x rows per parallel task.
+constexpr int64_t kRowBlock = 48;
+// Sequential GEMM: j (depth) steps per block; a block of B stays in cache
+// for all rows, and the sums carry over between blocks in `out`, exactly.
+constexpr int64_t kDepthBlock = 256;
+// Sequential GEMM: B columns per packed panel (two vectors), and the packed
+// panels' budget (128 KiB: they stay in L2).
+constexpr int64_t kPanel = 16;
+constexpr int64_t kPackFloats = 32 * 1024;
+
+int64_t MaxLen(const int64_t* len, int64_t rows) {
+  return *std::max_element(len, len + rows);
+}
+
+int64_t WTileRows(int64_t depth) {
+  return std::max<int64_t>(4, kWTileBytes / (4 * std::max<int64_t>(depth, 1)) / 4 * 4);
+}
+
+// ---- Portable path ---------------------------------------------------------
+
+float DotPortable(const float* x, const float* w, int64_t depth) {
+  float lane[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= depth; k += 8) {
+    for (int l = 0; l < 8; ++l) lane[l] += x[k + l] * w[k + l];
+  }
+  for (int l = 0; k + l < depth; ++l) lane[l] += x[k + l] * w[k + l];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+void GemmNTPortable(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t depth) {
+  for (int64_t t = 0; t < rows; ++t) {
+    for (int64_t j = 0; j < cols; ++j) {
+      out.data[t * out.ld + j] = DotPortable(x.data + t * x.ld, w.data + j * w.ld, depth);
+    }
+  }
+}
+
+void GemmSequentialPortable(const SeqGemm& g, const int64_t* len) {
+  const float* b = g.b.data;
+  const int64_t max_len = MaxLen(len, g.rows);
+  for (int64_t j0 = 0; j0 == 0 || j0 < max_len; j0 += kDepthBlock) {
+    for (int64_t i = 0; i < g.rows; ++i) {
+      float* o = g.out.data + i * g.out.ld;
+      if (j0 == 0) std::fill_n(o, g.width, 0.0f);
+      for (int64_t j = j0; j < std::min(j0 + kDepthBlock, len[i]); ++j) {
+        const float aij = g.a.data[i * g.a.ld + j];
+        if (g.b_transposed) {
+          for (int64_t c = 0; c < g.width; ++c) o[c] += aij * b[c * g.b.ld + j];
+        } else {
+          for (int64_t c = 0; c < g.width; ++c) o[c] += aij * b[j * g.b.ld + c];
+        }
+      }
+    }
+  }
+}
+
+// ---- AVX2 + FMA path -------------------------------------------------------
+
+#if defined(__x86_64__)
+#define FOCAL_AVX2 __attribute__((target("avx2,fma")))
+
+FOCAL_AVX2 inline __m256i TailMask(int64_t n) {  // lanes [0, n) set
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Lane sums of a0..a3, each by the tree ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
+FOCAL_AVX2 inline __m128 Reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// MR x rows against NR w rows (MR <= 3, NR <= 4): 12 accumulators at most,
+// each loaded vector reused MR or NR times. Unused accumulators stay zero
+// and are dropped; they never mix with the used ones.
+template <int MR, int NR>
+FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ldw, float* out,
+                         int64_t ldo, int64_t depth) {
+  __m256 acc[MR][4];
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < 4; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
+  int64_t k = 0;
+  for (; k + 8 <= depth; k += 8) {
+    __m256 xv[MR];
+    for (int r = 0; r < MR; ++r) xv[r] = _mm256_loadu_ps(x + r * ldx + k);
+    for (int c = 0; c < NR; ++c) {
+      const __m256 wv = _mm256_loadu_ps(w + c * ldw + k);
+      for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+    }
+  }
+  if (k < depth) {  // the tail: one masked step (masked lanes add 0 * 0)
+    const __m256i m = TailMask(depth - k);
+    __m256 xv[MR];
+    for (int r = 0; r < MR; ++r) xv[r] = _mm256_maskload_ps(x + r * ldx + k, m);
+    for (int c = 0; c < NR; ++c) {
+      const __m256 wv = _mm256_maskload_ps(w + c * ldw + k, m);
+      for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    const __m128 s = Reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+    if constexpr (NR == 4) {
+      _mm_storeu_ps(out + r * ldo, s);
+    } else {
+      alignas(16) float t[4];
+      _mm_store_ps(t, s);
+      for (int c = 0; c < NR; ++c) out[r * ldo + c] = t[c];
+    }
+  }
+}
+
+using KernelNTFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
+                            int64_t);
+constexpr KernelNTFn kKernelsNT[3][4] = {
+    {KernelNT<1, 1>, KernelNT<1, 2>, KernelNT<1, 3>, KernelNT<1, 4>},
+    {KernelNT<2, 1>, KernelNT<2, 2>, KernelNT<2, 3>, KernelNT<2, 4>},
+    {KernelNT<3, 1>, KernelNT<3, 2>, KernelNT<3, 3>, KernelNT<3, 4>},
+};
+
+FOCAL_AVX2 void GemmNTAvx2(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
+                           int64_t depth) {
+  const int64_t nc = WTileRows(depth);
+  for (int64_t j0 = 0; j0 < cols; j0 += nc) {  // a w tile stays in L2 ...
+    const int64_t j1 = std::min(cols, j0 + nc);
+    for (int64_t i = 0; i < rows; i += 3) {     // ... while x rows pass by
+      const int64_t mr = std::min<int64_t>(3, rows - i);
+      for (int64_t j = j0; j < j1; j += 4) {
+        const int64_t nr = std::min<int64_t>(4, j1 - j);
+        kKernelsNT[mr - 1][nr - 1](x.data + i * x.ld, x.ld, w.data + j * w.ld, w.ld,
+                                   out.data + i * out.ld + j, out.ld, depth);
+      }
+    }
+  }
+}
+
+// dst rows 0..7 (stride ldd) = the columns of the 8x8 block at src (stride ld).
+FOCAL_AVX2 inline void Transpose8x8(const float* src, int64_t ld, float* dst, int64_t ldd) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+// Packs B rows [j0, j1), columns [c0, c0 + 16) into panel[(j - j0) * 16 + c];
+// columns past the width are zero.
+FOCAL_AVX2 void PackPanel(const SeqGemm& g, int64_t j0, int64_t j1, int64_t c0, float* panel) {
+  const int64_t valid = std::min(kPanel, g.width - c0);
+  const float* b = g.b.data;
+  if (g.b_transposed) {
+    int64_t j = j0;
+    if (valid == kPanel) {  // whole 8x8 blocks
+      for (; j + 8 <= j1; j += 8) {
+        Transpose8x8(b + c0 * g.b.ld + j, g.b.ld, panel + (j - j0) * kPanel, kPanel);
+        Transpose8x8(b + (c0 + 8) * g.b.ld + j, g.b.ld, panel + (j - j0) * kPanel + 8, kPanel);
+      }
+    }
+    for (int64_t c = 0; c < kPanel; ++c) {
+      const float* src = b + (c0 + std::min(c, valid - 1)) * g.b.ld;
+      for (int64_t jj = j; jj < j1; ++jj) panel[(jj - j0) * kPanel + c] = c < valid ? src[jj] : 0.0f;
+    }
+    return;
+  }
+  const __m256i m0 = TailMask(valid), m1 = TailMask(valid - 8);
+  for (int64_t j = j0; j < j1; ++j) {
+    const float* src = b + j * g.b.ld + c0;
+    float* dst = panel + (j - j0) * kPanel;
+    _mm256_storeu_ps(dst, _mm256_maskload_ps(src, m0));
+    _mm256_storeu_ps(dst + 8, _mm256_maskload_ps(src + 8, m1));
+  }
+}
+
+// MR rows of a against one packed panel over j in [j0, min(j1, len[r])): 2 MR
+// accumulators, continuing from `out` unless j0 is 0. m0, m1: the columns to
+// keep (all when `full`).
+template <int MR>
+FOCAL_AVX2 void KernelSeq(const float* a, int64_t lda, const int64_t* len, const float* panel,
+                          int64_t j0, int64_t j1, float* out, int64_t ldo, bool full, __m256i m0,
+                          __m256i m1) {
+  __m256 acc[MR][2];
+  int64_t end[MR];
+  int64_t common = j1;
+  for (int r = 0; r < MR; ++r) {
+    end[r] = std::min(j1, len[r]);
+    common = std::min(common, end[r]);
+    if (j0 == 0) {
+      acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    } else {
+      acc[r][0] = _mm256_maskload_ps(out + r * ldo, m0);
+      acc[r][1] = _mm256_maskload_ps(out + r * ldo + 8, m1);
+    }
+  }
+  for (int64_t j = j0; j < common; ++j) {  // the steps every row takes
+    const float* bj = panel + (j - j0) * kPanel;
+    const __m256 b0 = _mm256_loadu_ps(bj), b1 = _mm256_loadu_ps(bj + 8);
+    for (int r = 0; r < MR; ++r) {
+      const __m256 ab = _mm256_set1_ps(a[r * lda + j]);
+      acc[r][0] = _mm256_fmadd_ps(ab, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(ab, b1, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    if (full) {
+      _mm256_storeu_ps(out + r * ldo, acc[r][0]);
+      _mm256_storeu_ps(out + r * ldo + 8, acc[r][1]);
+    } else {
+      _mm256_maskstore_ps(out + r * ldo, m0, acc[r][0]);
+      _mm256_maskstore_ps(out + r * ldo + 8, m1, acc[r][1]);
+    }
+  }
+  // Then each row's own remaining steps (the causal diagonal), continuing
+  // from `out` so the accumulators above stay in registers.
+  for (int r = 0; r < MR; ++r) {
+    float* o = out + r * ldo;
+    for (int64_t j = std::max(j0, common); j < end[r]; ++j) {
+      const __m256 ab = _mm256_set1_ps(a[r * lda + j]);
+      const float* bj = panel + (j - j0) * kPanel;
+      _mm256_maskstore_ps(o, m0,
+                          _mm256_fmadd_ps(ab, _mm256_loadu_ps(bj), _mm256_maskload_ps(o, m0)));
+      _mm256_maskstore_ps(o + 8, m1, _mm256_fmadd_ps(ab, _mm256_loadu_ps(bj + 8),
+                                                     _mm256_maskload_ps(o + 8, m1)));
+    }
+  }
+}
+
+using KernelSeqFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t,
+                             int64_t, float*, int64_t, bool, __m256i, __m256i);
+constexpr KernelSeqFn kKernelsSeq[6] = {KernelSeq<1>, KernelSeq<2>, KernelSeq<3>,
+                                        KernelSeq<4>, KernelSeq<5>, KernelSeq<6>};
+
+FOCAL_AVX2 void GemmSequentialAvx2(const SeqGemm& g, const int64_t* len) {
+  thread_local std::vector<float> pack;
+  const int64_t max_len = MaxLen(len, g.rows);
+  const int64_t jb = std::clamp<int64_t>(max_len, 1, kDepthBlock);  // panel length
+  const int64_t group = std::max<int64_t>(1, kPackFloats / (jb * kPanel));  // panels packed
+  pack.resize(group * jb * kPanel);
+  for (int64_t j0 = 0; j0 == 0 || j0 < max_len; j0 += kDepthBlock) {
+    const int64_t j1 = std::min(j0 + kDepthBlock, max_len);
+    for (int64_t c0 = 0; c0 < g.width; c0 += group * kPanel) {
+      // A group of packed panels (in L2) serves every row block; a row
+      // block's slice of a (in L1) serves every panel of the group.
+      const int64_t c1 = std::min(g.width, c0 + group * kPanel);
+      for (int64_t c = c0; c < c1; c += kPanel) {
+        PackPanel(g, j0, j1, c, pack.data() + (c - c0) * jb);
+      }
+      for (int64_t i = 0; i < g.rows; i += 6) {
+        const KernelSeqFn kernel = kKernelsSeq[std::min<int64_t>(6, g.rows - i) - 1];
+        for (int64_t c = c0; c < c1; c += kPanel) {
+          const int64_t valid = std::min(kPanel, g.width - c);
+          kernel(g.a.data + i * g.a.ld, g.a.ld, len + i, pack.data() + (c - c0) * jb, j0, j1,
+                 g.out.data + i * g.out.ld + c, g.out.ld, valid == kPanel, TailMask(valid),
+                 TailMask(valid - 8));
+        }
+      }
+    }
+  }
+}
+
+bool UseAvx2(GemmPath path) { return path == GemmPath::kBest && GemmHasAvx2(); }
+#else
+bool UseAvx2(GemmPath) { return false; }
+#endif  // __x86_64__
+
+}  // namespace
+
+bool GemmHasAvx2() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+            GemmPath path) {
+  if (rows <= 0 || cols <= 0) return;
+#if defined(__x86_64__)
+  if (UseAvx2(path)) return GemmNTAvx2(x, w, out, rows, cols, depth);
+#endif
+  (void)path;
+  GemmNTPortable(x, w, out, rows, cols, depth);
+}
+
+void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows,
+                    int64_t cols, int64_t depth, GemmPath path) {
+  if (rows <= 0 || cols <= 0) return;
+  // Tasks: (w tile, block of x rows), consecutive tasks sharing a w tile.
+  const int64_t nc = WTileRows(depth);
+  const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
+  const int64_t col_tiles = (cols + nc - 1) / nc;
+  pool.ParallelFor(row_blocks * col_tiles, [&](int64_t task) {
+    const int64_t i = (task % row_blocks) * kRowBlock, j = (task / row_blocks) * nc;
+    GemmNT({x.data + i * x.ld, x.ld}, {w.data + j * w.ld, w.ld}, {out.data + i * out.ld + j, out.ld},
+           std::min(kRowBlock, rows - i), std::min(nc, cols - j), depth, path);
+  });
+}
+
+void GemmSequential(const SeqGemm& g, GemmPath path) {
+  if (g.rows <= 0 || g.width <= 0) return;
+  std::vector<int64_t> full;
+  const int64_t* len = g.len;
+  if (len == nullptr) {
+    full.assign(g.rows, g.depth);
+    len = full.data();
+  }
+#if defined(__x86_64__)
+  if (UseAvx2(path)) return GemmSequentialAvx2(g, len);
+#endif
+  (void)path;
+  GemmSequentialPortable(g, len);
+}
+
+}  // namespace focal::kernels::cpu
