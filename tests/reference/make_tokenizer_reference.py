@@ -71,7 +71,8 @@ def corpus():
 
 
 def training_lines():
-    return (TRAINING_TEXT.splitlines() * 3) + corpus()
+    # Not the " xyzzy" line: no merges may lead to that token (ignore_merges).
+    return (TRAINING_TEXT.splitlines() * 3) + [t for t in corpus() if "xyzzy" not in t]
 
 
 def sha256(data):
@@ -107,11 +108,18 @@ def build_llama3():
     # A whole-word token no merge sequence builds: only ignore_merges finds it.
     j = json.loads(tok.to_str())
     vocab = j["model"]["vocab"]
-    vocab["\u0120xyzzy"] = len(vocab)
+    vocab["\u0120xyzzy"] = max(vocab.values()) + 1
     tok = Tokenizer.from_str(json.dumps(j))
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False)
                             for t in ("<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>")])
     bos = tok.token_to_id("<|begin_of_text|>")
+    # The corpus line with " xyzzy" checks ignore_merges: without it, BPE
+    # would not reach that token.
+    xyzzy = tok.token_to_id("\u0120xyzzy")
+    assert tok.encode(" xyzzy", add_special_tokens=False).ids == [xyzzy]
+    j = json.loads(tok.to_str())
+    j["model"]["ignore_merges"] = False
+    assert xyzzy not in Tokenizer.from_str(json.dumps(j)).encode(" xyzzy").ids
     tok.post_processor = processors.Sequence([
         processors.ByteLevel(trim_offsets=False),
         processors.TemplateProcessing(single="<|begin_of_text|> $A",
