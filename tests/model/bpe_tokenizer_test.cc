@@ -2,7 +2,7 @@
 // BpeTokenizer against HF `tokenizers` 0.22.1: the tiny tokenizers of
 // tests/testdata/tokenizer/ (trained by tests/reference/
 // make_tokenizer_reference.py) must give the goldens' ids for every line of
-// the project's corpus, with and without special tokens, and decode back to
+// the project's corpus and of 300 random strings, with and without special tokens, and decode back to
 // the goldens' text; likewise SmolLM2's real tokenizer when
 // FOCAL_SMOLLM2_TOKENIZER_JSON names the file that script builds from the
 // GGUF. Also: the in-memory (GGUF-style) constructor, tokenizer_config.json,
@@ -55,10 +55,11 @@ std::vector<JsonValue> ReadJsonLines(const std::string& path) {
   return out;
 }
 
+// The written corpus, then the seeded random strings of fragments.
 std::vector<std::string> Corpus() {
   std::vector<std::string> lines;
-  for (const JsonValue& v : ReadJsonLines(TokDir("corpus.jsonl"))) {
-    lines.push_back(v.string_value());
+  for (const char* file : {"corpus.jsonl", "random_corpus.jsonl"}) {
+    for (const JsonValue& v : ReadJsonLines(TokDir(file))) lines.push_back(v.string_value());
   }
   return lines;
 }

@@ -3,7 +3,8 @@
 """Builds the BPE tokenizer test data and its goldens with HF `tokenizers`.
 
 Writes, from the project's corpus tests/testdata/tokenizer/corpus.jsonl (one
-JSON string per line):
+JSON string per line) and 300 seeded random strings of fragments it writes to
+tests/testdata/tokenizer/random_corpus.jsonl:
 
 - tests/testdata/tokenizer/<name>/tokenizer.json: tiny tokenizers TRAINED here
   on our own text, one per family bpe_tokenizer_test checks:
@@ -40,6 +41,7 @@ import argparse
 import hashlib
 import json
 import pathlib
+import random
 
 import tokenizers
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers
@@ -65,14 +67,39 @@ Text in other scripts: café, naïve, Zürich, Привет мир, Καλημέ
 """
 
 
+# Fragments the random corpus strings are drawn from: every class the split
+# regexes distinguish, contraction pieces, special-token spellings, bytes
+# without tokens.
+FRAGMENTS = ["a", "b", "Z", "\u00e9", "e\u0301", "\u017f", "'", "s", "S", "t", "l", "L", "re",
+             "VE", "d", "m", " ", "  ", "   ", "\t", "\n", "\r\n", "\r", "\u3000", "\u00a0",
+             "0", "1", "9", "\u0663", "\u00bd", "\u00b2", "\u216b", ".", ",", "!", "?", "-",
+             "_", "(", "\"", "<", "|", ">", "\u65e5", "\u672c", "\U0001F600",
+             "\U0001F468\u200d\U0001F469", "\u200d", "\ufe0f", "\U0001F44D\U0001F3FD",
+             "\u0000", "\u0085", "\U0001D518", "<s>", "</s>", "<unk>", "<|endoftext|>",
+             "<|im_start|>", "<|begin_of_text|>", "<mask>", "[NEW]", "\u2581", "\u0120",
+             "xyzzy", "hello world", "123456", "'S", "'LL", "the", "The", " quick"]
+
+
+def random_corpus(n=300, seed=20261201):
+    rnd = random.Random(seed)
+    return ["".join(rnd.choice(FRAGMENTS) for _ in range(rnd.randint(1, 25))) for _ in range(n)]
+
+
 def corpus():
-    with open(DATA / "corpus.jsonl", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+    """The written corpus, then the random one (random_corpus.jsonl)."""
+    lines = []
+    for name in ("corpus.jsonl", "random_corpus.jsonl"):
+        with open(DATA / name, encoding="utf-8") as f:
+            lines += [json.loads(line) for line in f]
+    return lines
 
 
 def training_lines():
-    # Not the " xyzzy" line: no merges may lead to that token (ignore_merges).
-    return (TRAINING_TEXT.splitlines() * 3) + [t for t in corpus() if "xyzzy" not in t]
+    # The written corpus only, less the " xyzzy" line: no merges may lead to
+    # that token (ignore_merges).
+    with open(DATA / "corpus.jsonl", encoding="utf-8") as f:
+        written = [json.loads(line) for line in f]
+    return (TRAINING_TEXT.splitlines() * 3) + [t for t in written if "xyzzy" not in t]
 
 
 def sha256(data):
@@ -272,6 +299,10 @@ def main():
     ap.add_argument("--smollm2-out", type=pathlib.Path,
                     default=pathlib.Path("/tmp/focal_smollm2/tokenizer.json"))
     args = ap.parse_args()
+
+    with open(DATA / "random_corpus.jsonl", "w", encoding="utf-8") as f:
+        for text in random_corpus():
+            f.write(json.dumps(text, ensure_ascii=False) + "\n")
 
     builders = {"gpt2": build_gpt2, "llama3": build_llama3, "smollm": build_smollm,
                 "spm": spm_tokenizer, "spm_unk": lambda: spm_tokenizer(byte_fallback=False),
