@@ -42,7 +42,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "model/bpe_pre_tokenizer.h"
 #include "model/tokenizer.h"
 
 namespace focal::model {
@@ -90,7 +89,10 @@ struct BpeTokenizerParts {
   // with '▁' and <0xNN> byte tokens. Tokens of `added` are found here too.
   std::vector<std::string> vocab;
   std::vector<std::pair<std::string, std::string>> merges;  // by rank
-  std::vector<BpeAddedToken> added;  // ids index `vocab`
+  // Tokens matched in the text before BPE; ids index `vocab`. From GGUF:
+  // token_type 3 (control) as special, 4 (user-defined) as not special,
+  // neither normalized.
+  std::vector<BpeAddedToken> added;
   BpePreTokenizerKind kind = BpePreTokenizerKind::kGpt2;
   int32_t bos_id = -1, eos_id = -1;
   int32_t unk_id = -1;              // kSentencePiece: the unknown token
