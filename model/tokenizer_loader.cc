@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "model/bpe_tokenizer.h"
 #include "model/sentencepiece_tokenizer.h"
 
 namespace focal::model {
@@ -23,10 +24,8 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(absl::string_view model
   }
   const std::string json_path = absl::StrCat(model_dir, "/tokenizer.json");
   if (std::filesystem::exists(json_path, ec)) {
-    return absl::UnimplementedError(
-        absl::StrCat(json_path,
-                     ": the tokenizer.json (BPE) loader is not implemented yet; only a "
-                     "sentencepiece tokenizer.model can be loaded"));
+    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::Load(json_path));
+    return tok;
   }
   return absl::NotFoundError(absl::StrCat("model directory '", model_dir,
                                           "' has no tokenizer.model (sentencepiece) or "

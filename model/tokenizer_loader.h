@@ -14,9 +14,11 @@ namespace focal::model {
 
 // MODEL_DIR/tokenizer.model gives a SentencePieceTokenizer (preferred when
 // tokenizer.json is there too: HF's Llama tokenizer.json is converted from it,
-// and it is what results so far were scored with). A directory with only
-// tokenizer.json is Unimplemented (that loader is not written yet); one with
-// neither is NotFound. Errors name the directory or file.
+// and it is what results so far were scored with); otherwise
+// MODEL_DIR/tokenizer.json gives a BpeTokenizer (with tokenizer_config.json
+// beside it when present), Unimplemented when it uses a component that is not
+// implemented. A directory with neither is NotFound. Errors name the
+// directory or file.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(absl::string_view model_dir);
 
 }  // namespace focal::model

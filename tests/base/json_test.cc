@@ -43,6 +43,14 @@ TEST(JsonTest, RejectsMalformedInput) {
 TEST(JsonTest, RejectsDuplicateKeys) {
   EXPECT_THAT(ParseJson(R"({"a": 1, "a": 2})", "d.json"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("duplicate key \"a\"")));
+  // Past the linear-scan size too (large objects use a set), in both halves.
+  std::string big = "{";
+  for (int i = 0; i < 100; ++i) big += "\"k" + std::to_string(i) + "\": 0, ";
+  EXPECT_TRUE(ParseJson(big + "\"last\": 1}", "big.json").ok());
+  EXPECT_THAT(ParseJson(big + "\"k3\": 1}", "big.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("duplicate key \"k3\"")));
+  EXPECT_THAT(ParseJson(big + "\"k99\": 1}", "big.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("duplicate key \"k99\"")));
 }
 
 TEST(JsonTest, DeepNestingIsAnErrorNotACrash) {

@@ -2,7 +2,7 @@
 // LoadTokenizer: which implementation the files in a directory select, its
 // errors, and the identity (kind, path, SHA-256) a loaded tokenizer reports.
 // What the sentencepiece tokenizer encodes is checked against HF in
-// stories260k_test.
+// stories260k_test, the BPE one in bpe_tokenizer_test.
 #include "model/tokenizer_loader.h"
 
 #include <filesystem>
@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "model/bpe_tokenizer.h"
 #include "model/language_model.h"
 #include "model/sentencepiece_tokenizer.h"
 #include "model/tokenizer.h"
@@ -66,13 +67,35 @@ TEST(LoadTokenizerTest, TokenizerModelWinsOverTokenizerJson) {
   EXPECT_EQ((*tok)->path(), dir + "/tokenizer.model");
 }
 
-TEST(LoadTokenizerTest, TokenizerJsonAloneIsUnimplemented) {
+TEST(LoadTokenizerTest, TokenizerJsonAloneSelectsBpe) {
   const std::string dir = testing::MakeTempDir("tok_json");
-  testing::WriteStringToFile(dir + "/tokenizer.json", "{}");
+  std::filesystem::copy_file(testing::SourcePath("tests/testdata/tokenizer/gpt2/tokenizer.json"),
+                             dir + "/tokenizer.json");
+  auto tok = LoadTokenizer(dir);
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->name(), "bpe");
+  EXPECT_NE(dynamic_cast<const BpeTokenizer*>(tok->get()), nullptr);
+  EXPECT_EQ((*tok)->path(), dir + "/tokenizer.json");
+  EXPECT_EQ((*tok)->sha256(), Sha256Hex(testing::ReadFileOrDie(dir + "/tokenizer.json")));
+}
+
+// A tokenizer.json whose components are not implemented is Unimplemented
+// (a model directory may still load without it, below); a broken one is an
+// error naming the file.
+constexpr char kWordPieceJson[] =
+    R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}})";
+
+TEST(LoadTokenizerTest, UnimplementedTokenizerJsonSaysSo) {
+  const std::string dir = testing::MakeTempDir("tok_wordpiece");
+  testing::WriteStringToFile(dir + "/tokenizer.json", kWordPieceJson);
   EXPECT_THAT(LoadTokenizer(dir),
               StatusIs(absl::StatusCode::kUnimplemented,
-                       AllOf(HasSubstr(dir + "/tokenizer.json"),
-                             HasSubstr("tokenizer.json (BPE) loader is not implemented yet"))));
+                       AllOf(HasSubstr(dir + "/tokenizer.json"), HasSubstr("model.type"),
+                             HasSubstr("'WordPiece'"))));
+  testing::WriteStringToFile(dir + "/tokenizer.json", "{}");
+  EXPECT_THAT(LoadTokenizer(dir),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr(dir + "/tokenizer.json"), HasSubstr("model"))));
 }
 
 TEST(LoadTokenizerTest, NoTokenizerFileIsNotFound) {
@@ -95,7 +118,7 @@ TEST(LoadTokenizerTest, CorruptTokenizerModelNamesTheFile) {
 TEST(LoadTokenizerTest, LanguageModelRequireTokenizer) {
   const std::string dir =
       testing::CopyDirToTemp(testing::SourcePath("tests/testdata/models/gqa_untied"), "tok_lm");
-  testing::WriteStringToFile(dir + "/tokenizer.json", "{}");
+  testing::WriteStringToFile(dir + "/tokenizer.json", kWordPieceJson);
   kernels::CpuBackend backend(1);
   LoadOptions o;
   o.validate_only = true;

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: Apache-2.0
+// BpeTokenizer against HF `tokenizers` 0.22.1: the tiny tokenizers of
+// tests/testdata/tokenizer/ (trained by tests/reference/
+// make_tokenizer_reference.py) must give the goldens' ids for every line of
+// the project's corpus and of 300 random strings, with and without special tokens, and decode back to
+// the goldens' text; likewise SmolLM2's real tokenizer when
+// FOCAL_SMOLLM2_TOKENIZER_JSON names the file that script builds from the
+// GGUF. Also: the in-memory (GGUF-style) constructor, tokenizer_config.json,
+// lm-eval's _encode_pair through TokenizeRequest, and every refusal.
+#include "model/bpe_tokenizer.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/json.h"
+#include "base/sha256.h"
+#include "engine/scorer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/bpe_pre_tokenizer.h"
+#include "model/tokenizer_loader.h"
+#include "model/unicode.h"
+#include "tests/testing/test_util.h"
+
+namespace focal::model {
+namespace {
+
+using ::focal::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+std::string TokDir(const std::string& name) {
+  return testing::SourcePath("tests/testdata/tokenizer/" + name);
+}
+
+std::vector<JsonValue> ReadJsonLines(const std::string& path) {
+  std::vector<JsonValue> out;
+  const std::string text = testing::ReadFileOrDie(path);
+  int n = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    auto v = ParseJson(line, absl::StrCat(path, ":", ++n));
+    EXPECT_TRUE(v.ok()) << v.status();
+    if (v.ok()) out.push_back(*std::move(v));
+  }
+  return out;
+}
+
+// The written corpus, then the seeded random strings of fragments.
+std::vector<std::string> Corpus() {
+  std::vector<std::string> lines;
+  for (const char* file : {"corpus.jsonl", "random_corpus.jsonl"}) {
+    for (const JsonValue& v : ReadJsonLines(TokDir(file))) lines.push_back(v.string_value());
+  }
+  return lines;
+}
+
+std::vector<int32_t> Ids(const JsonValue& array) {
+  std::vector<int32_t> ids;
+  for (const JsonValue& v : array.array()) ids.push_back(static_cast<int32_t>(v.integer()));
+  return ids;
+}
+
+struct Golden {
+  JsonValue header;
+  std::vector<JsonValue> rows;
+};
+Golden ReadGolden(const std::string& name) {
+  std::vector<JsonValue> lines = ReadJsonLines(testing::GoldenPath("tokenizer/" + name + ".jsonl"));
+  Golden g;
+  g.header = lines.at(0);
+  g.rows.assign(lines.begin() + 1, lines.end());
+  return g;
+}
+
+// A temp dir with `name`'s tokenizer.json and, if given, a tokenizer_config.json.
+std::string DirWith(const std::string& name, const std::string& config = "") {
+  const std::string dir = testing::MakeTempDir("bpe_" + name);
+  std::filesystem::copy_file(TokDir(name) + "/tokenizer.json", dir + "/tokenizer.json");
+  if (!config.empty()) testing::WriteStringToFile(dir + "/tokenizer_config.json", config);
+  return dir;
+}
+
+// Every corpus line: ids, ids with special tokens, decoded text and
+// Encode(add_bos) all as the golden says. `with_special` false skips
+// EncodeWithSpecialTokens (for tokenizers built another way).
+void ExpectMatchesGolden(const BpeTokenizer& tok, const Golden& g, bool with_special = true) {
+  const std::vector<std::string> corpus = Corpus();
+  ASSERT_EQ(corpus.size(), g.rows.size());
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("corpus line ", i + 1, ": '", corpus[i], "'"));
+    const std::vector<int32_t> ids = Ids(*g.rows[i].Find("ids"));
+    auto got = tok.Encode(corpus[i], /*add_bos=*/false);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, ids);
+    if (with_special) {
+      auto special = tok.EncodeWithSpecialTokens(corpus[i]);
+      ASSERT_TRUE(special.ok()) << special.status();
+      EXPECT_EQ(*special, Ids(*g.rows[i].Find("with_special")));
+    }
+    auto text = tok.Decode(ids);
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_EQ(*text, g.rows[i].Find("decoded")->string_value());
+    if (tok.bos_id() >= 0) {
+      auto with_bos = tok.Encode(corpus[i], /*add_bos=*/true);
+      ASSERT_TRUE(with_bos.ok()) << with_bos.status();
+      std::vector<int32_t> expected = {tok.bos_id()};
+      expected.insert(expected.end(), ids.begin(), ids.end());
+      EXPECT_EQ(*with_bos, expected);
+    }
+  }
+}
+
+class GoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTest, MatchesHfTokenizers) {
+  const Golden g = ReadGolden(GetParam());
+  // Loaded through LoadTokenizer from a directory with only tokenizer.json,
+  // so BOS/EOS come from the post-processor.
+  const std::string dir = DirWith(GetParam());
+  auto loaded = LoadTokenizer(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->name(), "bpe");
+  EXPECT_EQ((*loaded)->path(), dir + "/tokenizer.json");
+  // The file is the one the goldens were made from.
+  EXPECT_EQ((*loaded)->sha256(), g.header.Find("tokenizer_json_sha256")->string_value());
+  EXPECT_EQ((*loaded)->vocab_size(), g.header.Find("vocab_size")->integer());
+  const auto* tok = dynamic_cast<const BpeTokenizer*>(loaded->get());
+  ASSERT_NE(tok, nullptr);
+  ExpectMatchesGolden(*tok, g);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizers, GoldenTest,
+                         ::testing::Values("gpt2", "llama3", "smollm", "spm", "spm_unk",
+                                           "metaspace"));
+
+// What a GGUF loader would hand FromParts, taken here from a tokenizer.json.
+BpeTokenizerParts PartsFromJson(const std::string& path, BpePreTokenizerKind kind) {
+  auto root = ParseJson(testing::ReadFileOrDie(path), path);
+  EXPECT_TRUE(root.ok()) << root.status();
+  BpeTokenizerParts parts;
+  parts.kind = kind;
+  parts.source = path;
+  const JsonValue& model = *root->Find("model");
+  for (const auto& [token, id] : model.Find("vocab")->members()) {
+    if (static_cast<size_t>(id.integer()) >= parts.vocab.size()) {
+      parts.vocab.resize(id.integer() + 1);
+    }
+    parts.vocab[id.integer()] = token;
+  }
+  for (const JsonValue& m : model.Find("merges")->array()) {
+    if (m.is_string()) {
+      std::vector<std::string> ab = absl::StrSplit(m.string_value(), ' ');
+      parts.merges.emplace_back(ab[0], ab[1]);
+    } else {
+      parts.merges.emplace_back(m.array()[0].string_value(), m.array()[1].string_value());
+    }
+  }
+  for (const JsonValue& t : root->Find("added_tokens")->array()) {
+    BpeAddedToken a;
+    a.id = static_cast<int32_t>(t.Find("id")->integer());
+    a.content = t.Find("content")->string_value();
+    a.special = t.Find("special")->bool_value();
+    a.lstrip = t.Find("lstrip")->bool_value();
+    a.rstrip = t.Find("rstrip")->bool_value();
+    a.normalized = t.Find("normalized")->bool_value();
+    if (static_cast<size_t>(a.id) >= parts.vocab.size()) parts.vocab.resize(a.id + 1);
+    parts.vocab[a.id] = a.content;
+    parts.added.push_back(a);
+  }
+  return parts;
+}
+
+TEST(BpeFromPartsTest, MatchesHfTokenizers) {
+  struct Case {
+    std::string name;
+    BpePreTokenizerKind kind;
+    const char* bos;
+  };
+  for (const Case& c : {Case{"gpt2", BpePreTokenizerKind::kGpt2, nullptr},
+                        Case{"llama3", BpePreTokenizerKind::kLlama3, "<|begin_of_text|>"},
+                        Case{"smollm", BpePreTokenizerKind::kSmolLm, nullptr},
+                        Case{"spm", BpePreTokenizerKind::kSentencePiece, "<s>"}}) {
+    SCOPED_TRACE(c.name);
+    BpeTokenizerParts parts = PartsFromJson(TokDir(c.name) + "/tokenizer.json", c.kind);
+    parts.sha256 = "parts";
+    if (c.bos != nullptr) {
+      parts.bos_id = static_cast<int32_t>(
+          std::find(parts.vocab.begin(), parts.vocab.end(), c.bos) - parts.vocab.begin());
+      parts.add_bos = true;
+    }
+    if (c.kind == BpePreTokenizerKind::kSentencePiece) parts.unk_id = 0;
+    auto tok = BpeTokenizer::FromParts(parts);
+    ASSERT_TRUE(tok.ok()) << tok.status();
+    EXPECT_EQ((*tok)->sha256(), "parts");
+    ExpectMatchesGolden(**tok, ReadGolden(c.name));
+  }
+}
+
+TEST(BpeFromPartsTest, GgufPreNames) {
+  EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("default"), BpePreTokenizerKind::kGpt2);
+  EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("gpt-2"), BpePreTokenizerKind::kGpt2);
+  EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("llama-bpe"), BpePreTokenizerKind::kLlama3);
+  EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("smollm"), BpePreTokenizerKind::kSmolLm);
+  EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("starcoder"), BpePreTokenizerKind::kSmolLm);
+  EXPECT_THAT(BpePreTokenizerKindFromGgufPre("qwen2"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'qwen2'")));
+}
+
+TEST(BpeFromPartsTest, BadPartsAreRefused) {
+  BpeTokenizerParts parts;
+  parts.source = "gguf:x";
+  parts.vocab = {"a", "b", "ab"};
+  parts.merges = {{"a", "c"}};
+  EXPECT_THAT(BpeTokenizer::FromParts(parts),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("gguf:x: merges[0]"), HasSubstr("'c'"))));
+  parts.merges = {{"a", "b"}};
+  parts.bos_id = 7;
+  EXPECT_THAT(BpeTokenizer::FromParts(parts),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bos_id")));
+  parts.bos_id = -1;
+  parts.add_bos = true;
+  EXPECT_THAT(BpeTokenizer::FromParts(parts),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bos_id")));
+}
+
+// SmolLM2-135M's real vocabulary (49152 tokens): third-party data, so it is
+// not in the repository; the reference script builds its tokenizer.json.
+TEST(BpeSmolLm2Test, MatchesHfTokenizers) {
+  const char* path = std::getenv("FOCAL_SMOLLM2_TOKENIZER_JSON");
+  if (path == nullptr || *path == '\0') {
+    GTEST_SKIP() << "set FOCAL_SMOLLM2_TOKENIZER_JSON to the tokenizer.json that "
+                    "tests/reference/make_tokenizer_reference.py --gguf writes";
+  }
+  const Golden g = ReadGolden("smollm2_real");
+  auto tok = BpeTokenizer::Load(path);
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  ASSERT_EQ((*tok)->sha256(), g.header.Find("tokenizer_json_sha256")->string_value())
+      << path << " is not the file the goldens were made from";
+  EXPECT_EQ((*tok)->vocab_size(), 49152);
+  ExpectMatchesGolden(**tok, g);
+  // The GGUF route: the same vocabulary and merges through FromParts.
+  BpeTokenizerParts parts = PartsFromJson(path, *BpePreTokenizerKindFromGgufPre("smollm"));
+  parts.bos_id = static_cast<int32_t>(g.header.Find("bos_token_id")->integer());
+  parts.eos_id = static_cast<int32_t>(g.header.Find("eos_token_id")->integer());
+  auto from_parts = BpeTokenizer::FromParts(parts);
+  ASSERT_TRUE(from_parts.ok()) << from_parts.status();
+  ExpectMatchesGolden(**from_parts, g);
+}
+
+// lm-eval's _encode_pair (whole = encode(context + continuation), the
+// continuation's ids are those past encode(context)) through the scorer.
+TEST(BpeEncodePairTest, TokenizeRequestMatchesLmEval) {
+  std::vector<JsonValue> rows = ReadJsonLines(testing::GoldenPath("tokenizer/encode_pair.jsonl"));
+  rows.erase(rows.begin());
+  ASSERT_FALSE(rows.empty());
+  for (const JsonValue& row : rows) {
+    const std::string name = row.Find("tokenizer")->string_value();
+    SCOPED_TRACE(absl::StrCat(name, ": '", row.Find("context")->string_value(), "' + '",
+                              row.Find("continuation")->string_value(), "'"));
+    auto tok = BpeTokenizer::Load(TokDir(name) + "/tokenizer.json");
+    ASSERT_TRUE(tok.ok()) << tok.status();
+    tasks::LoglikelihoodRequest req{row.Find("context")->string_value(),
+                                    row.Find("continuation")->string_value()};
+    auto tr = engine::TokenizeRequest(**tok, row.Find("add_bos")->bool_value(), 4096, req);
+    const std::vector<int32_t> cont = Ids(*row.Find("continuation_enc"));
+    if (cont.empty()) {
+      // The whole encodes as the context alone ("caf" + "é" is one token
+      // "café"): lm-eval would score nothing; the scorer refuses it.
+      EXPECT_THAT(tr, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no tokens")));
+      continue;
+    }
+    ASSERT_TRUE(tr.ok()) << tr.status();
+    std::vector<int32_t> full = Ids(*row.Find("context_enc"));
+    full.insert(full.end(), cont.begin(), cont.end());
+    full.pop_back();
+    EXPECT_EQ(tr->continuation, cont);
+    EXPECT_EQ(tr->input, full);
+  }
+}
+
+TEST(BpeConfigTest, BosEosNamedByTokenizerConfig) {
+  // SmolLM-style: the config names BOS/EOS, the post-processor adds nothing.
+  const std::string config = R"({"bos_token": "<|im_start|>", "eos_token": "<|im_end|>"})";
+  const std::string dir = DirWith("smollm", config);
+  auto tok = BpeTokenizer::Load(dir + "/tokenizer.json");
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->bos_id(), 1);
+  EXPECT_EQ((*tok)->eos_id(), 2);
+  EXPECT_THAT((*tok)->prefix_ids(), IsEmpty());
+  EXPECT_THAT((*tok)->suffix_ids(), IsEmpty());
+  auto ids = (*tok)->Encode("Hello", /*add_bos=*/true);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_EQ(ids->front(), 1);
+  // The config is part of the identity.
+  EXPECT_EQ((*tok)->sha256(),
+            Sha256Hex(testing::ReadFileOrDie(dir + "/tokenizer.json") + config));
+}
+
+TEST(BpeConfigTest, AddBosAndEosOverrideThePostProcessor) {
+  const std::string dir = DirWith(
+      "spm", R"({"add_bos_token": true, "add_eos_token": true,
+                 "bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>"})");
+  auto tok = BpeTokenizer::Load(dir + "/tokenizer.json");
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  auto plain = (*tok)->Encode("Hello world", false);
+  auto special = (*tok)->EncodeWithSpecialTokens("Hello world");
+  ASSERT_TRUE(plain.ok() && special.ok());
+  std::vector<int32_t> expected = {1};
+  expected.insert(expected.end(), plain->begin(), plain->end());
+  expected.push_back(2);
+  EXPECT_EQ(*special, expected);
+
+  auto no_bos = BpeTokenizer::Load(DirWith("spm", R"({"add_bos_token": false})") +
+                                   "/tokenizer.json");
+  ASSERT_TRUE(no_bos.ok()) << no_bos.status();
+  EXPECT_THAT((*no_bos)->prefix_ids(), IsEmpty());
+  EXPECT_EQ((*no_bos)->bos_id(), 1);  // still named by the template
+}
+
+TEST(BpeConfigTest, BadConfigNamesFileAndField) {
+  std::string dir = DirWith("smollm", R"({"bos_token": "<nope>"})");
+  EXPECT_THAT(BpeTokenizer::Load(dir + "/tokenizer.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr(dir + "/tokenizer_config.json: bos_token"),
+                             HasSubstr("'<nope>'"))));
+  dir = DirWith("gpt2", R"({"add_bos_token": true})");
+  EXPECT_THAT(BpeTokenizer::Load(dir + "/tokenizer.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("tokenizer_config.json: add_bos_token"),
+                             HasSubstr("no bos_token"))));
+  dir = DirWith("gpt2", R"({"bos_token": 3})");
+  EXPECT_THAT(BpeTokenizer::Load(dir + "/tokenizer.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bos_token")));
+}
+
+TEST(BpeTokenizerTest, EncodeAndDecodeEdges) {
+  auto tok = BpeTokenizer::Load(TokDir("gpt2") + "/tokenizer.json");
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->bos_id(), -1);  // no template, no config
+  EXPECT_THAT((*tok)->Encode("x", /*add_bos=*/true),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no BOS")));
+  EXPECT_THAT((*tok)->Encode("bad \xFF utf-8", false),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not valid UTF-8")));
+  EXPECT_THAT((*tok)->Decode({(*tok)->vocab_size()}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not in the vocabulary")));
+  EXPECT_THAT((*tok)->Decode({-1}), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("-1")));
+  // Special tokens decode to nothing; IdToPiece spells tokens as the file.
+  auto text = (*tok)->Decode({0});
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "");
+  EXPECT_EQ((*tok)->IdToPiece(0), "<|endoftext|>");
+  EXPECT_EQ((*tok)->IdToPiece(-5), "");
+}
+
+TEST(BpePreTokenizerTest, RecognizesTheKnownRegexesOnly) {
+  for (SplitRegex re : {SplitRegex::kGpt2, SplitRegex::kLlama3, SplitRegex::kQwen2}) {
+    EXPECT_EQ(RecognizeSplitRegex(SplitRegexPattern(re)), re);
+  }
+  EXPECT_EQ(RecognizeSplitRegex(R"(\p{N}+)"), std::nullopt);
+}
+
+TEST(BpePreTokenizerTest, Gpt2SplitKeepsLastSpaceForTheNextWord) {
+  const std::string text = "a   b\n";
+  std::vector<std::string> parts;
+  for (const Span& s : FindRegexSpans(SplitRegex::kGpt2, text)) {
+    parts.push_back(text.substr(s.begin, s.end - s.begin));
+  }
+  EXPECT_THAT(parts, ElementsAre("a", "  ", " b", "\n"));
+}
+
+TEST(UnicodeTest, ClassesAndLossyUtf8) {
+  EXPECT_EQ(ClassifyCodePoint('a'), CharClass::kLetter);
+  EXPECT_EQ(ClassifyCodePoint(0x65E5), CharClass::kLetter);   // 日
+  EXPECT_EQ(ClassifyCodePoint(0x0663), CharClass::kNumber);   // Arabic-Indic 3
+  EXPECT_EQ(ClassifyCodePoint(0x216B), CharClass::kNumber);   // Roman numeral 12
+  EXPECT_EQ(ClassifyCodePoint(0x3000), CharClass::kWhitespace);
+  EXPECT_EQ(ClassifyCodePoint(0x0085), CharClass::kWhitespace);
+  EXPECT_EQ(ClassifyCodePoint(0x0301), CharClass::kOther);    // combining acute
+  EXPECT_EQ(ClassifyCodePoint(0x1F600), CharClass::kOther);   // emoji
+  EXPECT_EQ(Utf8Lossy("a\xF0\x9F\x98" "b"), "a\xEF\xBF\xBD" "b");  // one per maximal prefix
+  EXPECT_EQ(Utf8Lossy("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // a surrogate
+}
+
+// --- Refusals: every error names the file and the field. -------------------
+
+struct BadCase {
+  std::string what;
+  std::string json;
+  absl::StatusCode code;
+  std::vector<std::string> message;
+};
+
+std::string Minimal(const std::string& model_extra, const std::string& top_extra = "") {
+  return absl::StrCat(R"({"version": "1.0", )", top_extra,
+                      R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"])",
+                      model_extra, "}}");
+}
+
+TEST(BpeTokenizerTest, MinimalFileLoads) {
+  const std::string dir = testing::MakeTempDir("bpe_min");
+  testing::WriteStringToFile(dir + "/tokenizer.json", Minimal(""));
+  auto tok = BpeTokenizer::Load(dir + "/tokenizer.json");
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  auto ids = (*tok)->Encode("abba", false);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_THAT(*ids, ElementsAre(2, 1, 0));
+  auto text = (*tok)->Decode(*ids);  // no decoder: tokens joined by spaces
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "ab b a");
+}
+
+TEST(BpeTokenizerTest, InvalidFilesAreRefusedByName) {
+  const std::vector<BadCase> cases = {
+      {"bad JSON", R"({"model": )", absl::StatusCode::kInvalidArgument, {":1:"}},
+      {"no model", R"({"version": "1.0"})", absl::StatusCode::kInvalidArgument,
+       {"model: is missing"}},
+      {"WordPiece", R"({"model": {"type": "WordPiece", "vocab": {}}})",
+       absl::StatusCode::kUnimplemented, {"model.type", "'WordPiece'"}},
+      {"Unigram", R"({"model": {"type": "Unigram", "vocab": []}})",
+       absl::StatusCode::kUnimplemented, {"model.type", "'Unigram'"}},
+      {"no type", R"({"model": {"vocab": {}}})", absl::StatusCode::kInvalidArgument,
+       {"model.type: is missing"}},
+      {"merge of unknown token",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a zz"]}})",
+       absl::StatusCode::kInvalidArgument, {"model.merges[0]", "'zz'", "not in model.vocab"}},
+      {"merge result unknown",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": [["a", "b"]]}})",
+       absl::StatusCode::kInvalidArgument, {"model.merges[0]", "makes 'ab'"}},
+      {"malformed merge",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b c"]}})",
+       absl::StatusCode::kInvalidArgument, {"model.merges[0]", "two tokens"}},
+      {"merge not a string", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]}})",
+       absl::StatusCode::kInvalidArgument, {"model.merges[0]"}},
+      {"no merges", R"({"model": {"type": "BPE", "vocab": {"a": 0}}})",
+       absl::StatusCode::kInvalidArgument, {"model.merges: is missing"}},
+      {"id not integer", R"({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}})",
+       absl::StatusCode::kInvalidArgument, {"model.vocab", "'a'"}},
+      {"shared id", R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}})",
+       absl::StatusCode::kInvalidArgument, {"model.vocab", "both have id 0"}},
+      {"dropout", Minimal(R"(, "dropout": 0.1)"), absl::StatusCode::kUnimplemented,
+       {"model.dropout"}},
+      {"subword prefix", Minimal(R"(, "continuing_subword_prefix": "##")"),
+       absl::StatusCode::kUnimplemented, {"model.continuing_subword_prefix"}},
+      {"unk not in vocab", Minimal(R"(, "unk_token": "<unk>")"),
+       absl::StatusCode::kInvalidArgument, {"model.unk_token", "'<unk>'"}},
+      {"NFC", Minimal("", R"("normalizer": {"type": "NFC"}, )"),
+       absl::StatusCode::kUnimplemented, {"normalizer", "'NFC'"}},
+      {"regex Replace",
+       Minimal("", R"("normalizer": {"type": "Sequence", "normalizers": [{"type": "Replace",
+            "pattern": {"Regex": " +"}, "content": " "}]}, )"),
+       absl::StatusCode::kUnimplemented, {"normalizer.normalizers[0].pattern", "regex"}},
+      {"Whitespace", Minimal("", R"("pre_tokenizer": {"type": "Whitespace"}, )"),
+       absl::StatusCode::kUnimplemented, {"pre_tokenizer", "'Whitespace'"}},
+      {"unknown Split regex",
+       Minimal("", R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split",
+            "pattern": {"Regex": "\\p{N}+"}, "behavior": "Isolated", "invert": false}]}, )"),
+           
+       absl::StatusCode::kUnimplemented, {"pre_tokenizer.pretokenizers[0].pattern", "\\p{N}+"}},
+      {"bad behavior",
+       Minimal("", R"("pre_tokenizer": {"type": "Split", "pattern": {"String": " "},
+            "behavior": "Sideways", "invert": false}, )"),
+       absl::StatusCode::kInvalidArgument, {"pre_tokenizer.behavior", "'Sideways'"}},
+      {"WordPiece decoder", Minimal("", R"("decoder": {"type": "WordPiece"}, )"),
+       absl::StatusCode::kUnimplemented, {"decoder", "'WordPiece'"}},
+      {"Roberta", Minimal("", R"("post_processor": {"type": "RobertaProcessing"}, )"),
+       absl::StatusCode::kUnimplemented, {"post_processor", "'RobertaProcessing'"}},
+      {"single_word",
+       Minimal("", R"("added_tokens": [{"id": 3, "content": "<x>", "single_word": true,
+            "lstrip": false, "rstrip": false, "normalized": false, "special": true}], )"),
+       absl::StatusCode::kUnimplemented, {"added_tokens[0]", "single_word"}},
+      {"added id mismatch",
+       Minimal("", R"("added_tokens": [{"id": 9, "content": "<x>", "special": true}], )"),
+       absl::StatusCode::kInvalidArgument, {"added_tokens[0]", "has id 9 but would get id 3"}},
+      {"template without $A",
+       Minimal("", R"("post_processor": {"type": "TemplateProcessing", "single": [],
+            "special_tokens": {}}, )"),
+       absl::StatusCode::kInvalidArgument, {"post_processor.single", "$A"}},
+      {"version", R"({"version": "2.0", "model": {}})", absl::StatusCode::kUnimplemented,
+       {"version"}},
+  };
+  const std::string dir = testing::MakeTempDir("bpe_bad");
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::string path = absl::StrCat(dir, "/", c.what, ".json");
+    testing::WriteStringToFile(path, c.json);
+    auto tok = BpeTokenizer::Load(path);
+    ASSERT_FALSE(tok.ok());
+    EXPECT_EQ(tok.status().code(), c.code) << tok.status();
+    EXPECT_THAT(std::string(tok.status().message()), HasSubstr(path)) << tok.status();
+    for (const std::string& m : c.message) {
+      EXPECT_THAT(std::string(tok.status().message()), HasSubstr(m));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace focal::model
