@@ -33,4 +33,15 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(absl::string_view model
                                           "tokenizer.json"));
 }
 
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& gguf) {
+  if (!gguf.Has("tokenizer.ggml.model")) {
+    return absl::NotFoundError(
+        absl::StrCat(gguf.path(), ": GGUF has no tokenizer (no tokenizer.ggml.model)"));
+  }
+  FOCAL_ASSIGN_OR_RETURN(const std::string kind, gguf.GetString("tokenizer.ggml.model"));
+  return absl::UnimplementedError(absl::StrCat(
+      gguf.path(), ": the GGUF-embedded tokenizer (tokenizer.ggml.model '", kind,
+      "') is not implemented yet"));
+}
+
 }  // namespace focal::model

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/gguf.h"
 #include "model/tokenizer.h"
 
 namespace focal::model {
@@ -18,6 +19,11 @@ namespace focal::model {
 // tokenizer.json is Unimplemented (that loader is not written yet); one with
 // neither is NotFound. Errors name the directory or file.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(absl::string_view model_dir);
+
+// The tokenizer embedded in a GGUF file (its tokenizer.ggml.* keys, see
+// ReadGgufTokenizer). Not implemented yet: Unimplemented naming the file and
+// its tokenizer.ggml.model; NotFound when the file has no tokenizer.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& gguf);
 
 }  // namespace focal::model
 
