@@ -42,7 +42,7 @@ absl::StatusOr<std::optional<std::string>> FindGgufCheckpoint(absl::string_view 
                                                    absl::StrJoin(ggufs, ", "),
                                                    "); give the path of one"));
   }
-  return absl::StrCat(p, "/", ggufs[0]);
+  return (fs::path(p) / ggufs[0]).string();
 }
 
 absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_view dir,
