@@ -206,10 +206,8 @@ bool CanDequantize(GgmlType type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
-      return true;
-    default:
-      return false;
+    case GgmlType::kQ6_K: return true;
+    default: return false;
   }
 }
 
@@ -224,8 +222,8 @@ absl::Status Dequantize(GgmlType type, const uint8_t* src, int64_t n, float* dst
                                                  " (supported: ", DequantizableTypes(), ")"));
   }
   if (n < 0 || n % t->block_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(n, " values are not whole ", t->name,
-                                                   " blocks of ", t->block_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat(n, " values are not whole ", t->name, " blocks of ", t->block_size));
   }
   const int64_t nb = n / t->block_size;
   switch (type) {
@@ -250,8 +248,7 @@ absl::Status Dequantize(GgmlType type, const uint8_t* src, int64_t n, float* dst
     case GgmlType::kQ4_K: RowQ4_K(src, nb, dst); break;
     case GgmlType::kQ5_K: RowQ5_K(src, nb, dst); break;
     case GgmlType::kQ6_K: RowQ6_K(src, nb, dst); break;
-    default:
-      break;  // excluded by CanDequantize
+    default: break;  // excluded by CanDequantize
   }
   return absl::OkStatus();
 }
@@ -259,14 +256,15 @@ absl::Status Dequantize(GgmlType type, const uint8_t* src, int64_t n, float* dst
 absl::StatusOr<std::vector<float>> DequantizeTensor(const GgufTensor& tensor,
                                                     absl::string_view file) {
   if (!CanDequantize(tensor.type)) {
-    return absl::UnimplementedError(absl::StrCat(
-        file, ": tensor '", tensor.name, "' has type ", GgmlTypeName(tensor.type),
-        ", which cannot be dequantized (supported: ", DequantizableTypes(), ")"));
+    return absl::UnimplementedError(
+        absl::StrCat(file, ": tensor '", tensor.name, "' has type ", GgmlTypeName(tensor.type),
+                     ", which cannot be dequantized (supported: ", DequantizableTypes(), ")"));
   }
   std::vector<float> out(static_cast<size_t>(tensor.num_elements));
   absl::Status s = Dequantize(tensor.type, tensor.data, tensor.num_elements, out.data());
   if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(file, ": tensor '", tensor.name, "': ", s.message()));
+    return absl::Status(s.code(),
+                        absl::StrCat(file, ": tensor '", tensor.name, "': ", s.message()));
   }
   return out;
 }

@@ -26,23 +26,40 @@ static_assert(std::endian::native == std::endian::little,
 namespace {
 
 constexpr GgmlTypeTraits kGgmlTypes[] = {
-    {GgmlType::kF32, "F32", 1, 4},          {GgmlType::kF16, "F16", 1, 2},
-    {GgmlType::kQ4_0, "Q4_0", 32, 18},      {GgmlType::kQ4_1, "Q4_1", 32, 20},
-    {GgmlType::kQ5_0, "Q5_0", 32, 22},      {GgmlType::kQ5_1, "Q5_1", 32, 24},
-    {GgmlType::kQ8_0, "Q8_0", 32, 34},      {GgmlType::kQ8_1, "Q8_1", 32, 40},
-    {GgmlType::kQ2_K, "Q2_K", 256, 84},     {GgmlType::kQ3_K, "Q3_K", 256, 110},
-    {GgmlType::kQ4_K, "Q4_K", 256, 144},    {GgmlType::kQ5_K, "Q5_K", 256, 176},
-    {GgmlType::kQ6_K, "Q6_K", 256, 210},    {GgmlType::kQ8_K, "Q8_K", 256, 292},
-    {GgmlType::kIQ2_XXS, "IQ2_XXS", 256, 66}, {GgmlType::kIQ2_XS, "IQ2_XS", 256, 74},
-    {GgmlType::kIQ3_XXS, "IQ3_XXS", 256, 98}, {GgmlType::kIQ1_S, "IQ1_S", 256, 50},
-    {GgmlType::kIQ4_NL, "IQ4_NL", 32, 18},  {GgmlType::kIQ3_S, "IQ3_S", 256, 110},
-    {GgmlType::kIQ2_S, "IQ2_S", 256, 82},   {GgmlType::kIQ4_XS, "IQ4_XS", 256, 136},
-    {GgmlType::kI8, "I8", 1, 1},            {GgmlType::kI16, "I16", 1, 2},
-    {GgmlType::kI32, "I32", 1, 4},          {GgmlType::kI64, "I64", 1, 8},
-    {GgmlType::kF64, "F64", 1, 8},          {GgmlType::kIQ1_M, "IQ1_M", 256, 56},
-    {GgmlType::kBF16, "BF16", 1, 2},        {GgmlType::kTQ1_0, "TQ1_0", 256, 54},
-    {GgmlType::kTQ2_0, "TQ2_0", 256, 66},   {GgmlType::kMXFP4, "MXFP4", 32, 17},
-    {GgmlType::kNVFP4, "NVFP4", 64, 36},    {GgmlType::kQ1_0, "Q1_0", 128, 18},
+    {GgmlType::kF32, "F32", 1, 4},
+    {GgmlType::kF16, "F16", 1, 2},
+    {GgmlType::kQ4_0, "Q4_0", 32, 18},
+    {GgmlType::kQ4_1, "Q4_1", 32, 20},
+    {GgmlType::kQ5_0, "Q5_0", 32, 22},
+    {GgmlType::kQ5_1, "Q5_1", 32, 24},
+    {GgmlType::kQ8_0, "Q8_0", 32, 34},
+    {GgmlType::kQ8_1, "Q8_1", 32, 40},
+    {GgmlType::kQ2_K, "Q2_K", 256, 84},
+    {GgmlType::kQ3_K, "Q3_K", 256, 110},
+    {GgmlType::kQ4_K, "Q4_K", 256, 144},
+    {GgmlType::kQ5_K, "Q5_K", 256, 176},
+    {GgmlType::kQ6_K, "Q6_K", 256, 210},
+    {GgmlType::kQ8_K, "Q8_K", 256, 292},
+    {GgmlType::kIQ2_XXS, "IQ2_XXS", 256, 66},
+    {GgmlType::kIQ2_XS, "IQ2_XS", 256, 74},
+    {GgmlType::kIQ3_XXS, "IQ3_XXS", 256, 98},
+    {GgmlType::kIQ1_S, "IQ1_S", 256, 50},
+    {GgmlType::kIQ4_NL, "IQ4_NL", 32, 18},
+    {GgmlType::kIQ3_S, "IQ3_S", 256, 110},
+    {GgmlType::kIQ2_S, "IQ2_S", 256, 82},
+    {GgmlType::kIQ4_XS, "IQ4_XS", 256, 136},
+    {GgmlType::kI8, "I8", 1, 1},
+    {GgmlType::kI16, "I16", 1, 2},
+    {GgmlType::kI32, "I32", 1, 4},
+    {GgmlType::kI64, "I64", 1, 8},
+    {GgmlType::kF64, "F64", 1, 8},
+    {GgmlType::kIQ1_M, "IQ1_M", 256, 56},
+    {GgmlType::kBF16, "BF16", 1, 2},
+    {GgmlType::kTQ1_0, "TQ1_0", 256, 54},
+    {GgmlType::kTQ2_0, "TQ2_0", 256, 66},
+    {GgmlType::kMXFP4, "MXFP4", 32, 17},
+    {GgmlType::kNVFP4, "NVFP4", 64, 36},
+    {GgmlType::kQ1_0, "Q1_0", 128, 18},
 };
 
 // The format has no limit; ggml's own reader allows 4 dimensions.
@@ -60,22 +77,17 @@ int ScalarSize(uint32_t t) {
   switch (static_cast<GgufValueType>(t)) {
     case GgufValueType::kU8:
     case GgufValueType::kI8:
-    case GgufValueType::kBool:
-      return 1;
+    case GgufValueType::kBool: return 1;
     case GgufValueType::kU16:
-    case GgufValueType::kI16:
-      return 2;
+    case GgufValueType::kI16: return 2;
     case GgufValueType::kU32:
     case GgufValueType::kI32:
-    case GgufValueType::kF32:
-      return 4;
+    case GgufValueType::kF32: return 4;
     case GgufValueType::kU64:
     case GgufValueType::kI64:
-    case GgufValueType::kF64:
-      return 8;
+    case GgufValueType::kF64: return 8;
     case GgufValueType::kString:
-    case GgufValueType::kArray:
-      return 0;
+    case GgufValueType::kArray: return 0;
   }
   return -1;
 }
@@ -194,7 +206,9 @@ class GgufParser {
       std::string shown;
       for (int i = 0; i < 4; ++i) {
         const char c = static_cast<char>(base_[i]);
-        shown += (c >= 0x20 && c < 0x7F) ? std::string(1, c) : absl::StrCat("\\x", absl::Hex(base_[i], absl::kZeroPad2));
+        shown += (c >= 0x20 && c < 0x7F)
+                     ? std::string(1, c)
+                     : absl::StrCat("\\x", absl::Hex(base_[i], absl::kZeroPad2));
       }
       return absl::InvalidArgumentError(
           absl::StrCat(path_, ": not a GGUF file (magic '", shown, "', expected 'GGUF')"));
@@ -206,8 +220,8 @@ class GgufParser {
           absl::StrCat(path_, ": big-endian GGUF files are not supported"));
     }
     if (version != 2 && version != 3) {
-      return absl::UnimplementedError(absl::StrCat(path_, ": GGUF version ", version,
-                                                   " is not supported (2 and 3 are)"));
+      return absl::UnimplementedError(
+          absl::StrCat(path_, ": GGUF version ", version, " is not supported (2 and 3 are)"));
     }
     f_.version_ = version;
     FOCAL_ASSIGN_OR_RETURN(const uint64_t n_tensors, U64("the tensor count"));
@@ -219,8 +233,8 @@ class GgufParser {
                                " bytes"));
     }
     if (n_tensors > Remaining() / kMinTensorInfoBytes) {
-      return Loss(absl::StrCat("tensor count ", n_tensors, " is out of range for a file of ",
-                               size_, " bytes"));
+      return Loss(absl::StrCat("tensor count ", n_tensors, " is out of range for a file of ", size_,
+                               " bytes"));
     }
     f_.metadata_.reserve(n_kv);
     for (uint64_t i = 0; i < n_kv; ++i) {
@@ -384,8 +398,8 @@ class GgufParser {
     }
     const int64_t blocks = numel / traits->block_size;
     if (blocks > std::numeric_limits<int64_t>::max() / traits->type_size) {
-      return Loss(absl::StrCat(what, ": shape [", absl::StrJoin(t.dims, ", "),
-                               "] overflows int64 bytes"));
+      return Loss(
+          absl::StrCat(what, ": shape [", absl::StrJoin(t.dims, ", "), "] overflows int64 bytes"));
     }
     t.bytes = static_cast<size_t>(blocks * traits->type_size);
     FOCAL_ASSIGN_OR_RETURN(t.offset, U64(absl::StrCat("the data offset of ", what)));
@@ -492,8 +506,8 @@ absl::StatusOr<int64_t> GgufFile::GetInt(absl::string_view key) const {
   FOCAL_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
   if (std::optional<int64_t> i = v->AsInt()) return *i;
   if (v->type() == GgufValueType::kU64) {
-    return absl::InvalidArgumentError(absl::StrCat(path(), ": metadata key '", key, "' = ",
-                                                   *v->AsUint(), " does not fit int64"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path(), ": metadata key '", key, "' = ", *v->AsUint(), " does not fit int64"));
   }
   return TypeError(key, *v, "an integer");
 }
@@ -543,7 +557,8 @@ absl::StatusOr<std::vector<float>> GgufFile::GetF32Array(absl::string_view key) 
 
 absl::StatusOr<std::vector<int64_t>> GgufFile::GetIntArray(absl::string_view key) const {
   FOCAL_ASSIGN_OR_RETURN(const GgufValue* v, Require(key));
-  if (v->type() != GgufValueType::kArray || ScalarSize(static_cast<uint32_t>(v->elem_type())) <= 0 ||
+  if (v->type() != GgufValueType::kArray ||
+      ScalarSize(static_cast<uint32_t>(v->elem_type())) <= 0 ||
       v->elem_type() == GgufValueType::kBool || v->elem_type() == GgufValueType::kF32 ||
       v->elem_type() == GgufValueType::kF64) {
     return TypeError(key, *v, "an array of integers");
@@ -553,8 +568,8 @@ absl::StatusOr<std::vector<int64_t>> GgufFile::GetIntArray(absl::string_view key
   for (uint64_t i = 0; i < v->size(); ++i) {
     std::optional<int64_t> x = v->Element(i).AsInt();
     if (!x.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(path(), ": metadata key '", key, "'[", i,
-                                                     "] does not fit int64"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path(), ": metadata key '", key, "'[", i, "] does not fit int64"));
     }
     out.push_back(*x);
   }
@@ -588,9 +603,8 @@ absl::StatusOr<GgufTokenizerData> ReadGgufTokenizer(const GgufFile& f) {
   const size_t n = t.tokens.size();
   auto check_len = [&](absl::string_view key, size_t len) -> absl::Status {
     if (len == n) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat(f.path(), ": metadata key '", key, "' has ",
-                                                   len, " entries but tokenizer.ggml.tokens has ",
-                                                   n));
+    return absl::InvalidArgumentError(absl::StrCat(f.path(), ": metadata key '", key, "' has ", len,
+                                                   " entries but tokenizer.ggml.tokens has ", n));
   };
   if (f.Has("tokenizer.ggml.scores")) {
     FOCAL_ASSIGN_OR_RETURN(t.scores, f.GetF32Array("tokenizer.ggml.scores"));
@@ -613,8 +627,8 @@ absl::StatusOr<GgufTokenizerData> ReadGgufTokenizer(const GgufFile& f) {
     if (!f.Has(key)) continue;
     FOCAL_ASSIGN_OR_RETURN(const int64_t id, f.GetInt(key));
     if (id < 0 || static_cast<uint64_t>(id) >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(f.path(), ": metadata key '", key, "' = ",
-                                                     id, " is outside the vocabulary (", n,
+      return absl::InvalidArgumentError(absl::StrCat(f.path(), ": metadata key '", key, "' = ", id,
+                                                     " is outside the vocabulary (", n,
                                                      " tokens)"));
     }
     *out = id;

@@ -131,8 +131,8 @@ struct GgufTensor {
   // ggml order: dims[0] is the innermost (contiguous) dimension.
   std::vector<int64_t> dims;
   int64_t num_elements = 0;
-  uint64_t offset = 0;             // from the start of the data section
-  const uint8_t* data = nullptr;   // into the memory map
+  uint64_t offset = 0;            // from the start of the data section
+  const uint8_t* data = nullptr;  // into the memory map
   size_t bytes = 0;
 
   // Row-major shape (outermost first), as PyTorch and safetensors write it.

@@ -45,8 +45,7 @@ class Meta {
   explicit Meta(const GgufFile& f) : f_(f) {}
 
   absl::Status Error(absl::string_view key, absl::string_view what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(f_.path(), ": metadata key '", key, "' ", what));
+    return absl::InvalidArgumentError(absl::StrCat(f_.path(), ": metadata key '", key, "' ", what));
   }
   absl::StatusOr<int64_t> Int(absl::string_view key, std::optional<int64_t> def,
                               int64_t min_value) const {
@@ -81,7 +80,8 @@ absl::Status ParseRopeScaling(const GgufFile& f, const Meta& m, RopeScaling& out
   }
   if (type == "none") return absl::OkStatus();
   if (type != "linear") {
-    return absl::UnimplementedError(absl::StrCat(f.path(), ": metadata key 'llama.rope.scaling.type' = '",
+    return absl::UnimplementedError(absl::StrCat(f.path(),
+                                                 ": metadata key 'llama.rope.scaling.type' = '",
                                                  type, "' is not supported (none or linear)"));
   }
   if (factor < 0) return m.Error("llama.rope.scaling.factor", "must be > 0");
@@ -126,7 +126,8 @@ absl::Status ParseFocal(const GgufFile& f, const Meta& m, int64_t num_layers, Fo
     for (const GgufValue& x : items) {
       std::optional<double> v = x.AsFloat();
       if (!v.has_value()) return m.Error(key, "must be a float or an array of floats");
-      if (!(*v > 0) || !std::isfinite(*v)) return m.Error(key, absl::StrCat("must be > 0, got ", *v));
+      if (!(*v > 0) || !std::isfinite(*v))
+        return m.Error(key, absl::StrCat("must be > 0, got ", *v));
       out.temperature.push_back(*v);
     }
     for (const char* k : {"tau_min", "tau_max", "reduction"}) {
@@ -185,8 +186,8 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
   Meta m(f);
   FOCAL_ASSIGN_OR_RETURN(const std::string arch, f.GetString("general.architecture"));
   if (arch != "llama") {
-    return absl::UnimplementedError(absl::StrCat(f.path(), ": GGUF architecture '", arch,
-                                                 "' is not supported (llama)"));
+    return absl::UnimplementedError(
+        absl::StrCat(f.path(), ": GGUF architecture '", arch, "' is not supported (llama)"));
   }
   if (f.Has("llama.expert_count")) {
     FOCAL_ASSIGN_OR_RETURN(const int64_t experts, f.GetInt("llama.expert_count"));
@@ -196,9 +197,10 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
     }
   }
   if (f.FindTensor("rope_freqs.weight") != nullptr) {
-    return absl::UnimplementedError(absl::StrCat(
-        f.path(), ": tensor 'rope_freqs.weight' (llama3-style RoPE frequency factors) is not "
-                  "supported"));
+    return absl::UnimplementedError(
+        absl::StrCat(f.path(),
+                     ": tensor 'rope_freqs.weight' (llama3-style RoPE frequency factors) is not "
+                     "supported"));
   }
   ModelConfig c;
   c.architecture = "LlamaForCausalLM";
@@ -225,7 +227,8 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
   }
   if (c.head_dim % 2 != 0) return m.Error("llama.attention.key_length", "must be even for RoPE");
   if (f.Has("llama.attention.value_length")) {
-    FOCAL_ASSIGN_OR_RETURN(const int64_t vl, m.Int("llama.attention.value_length", std::nullopt, 1));
+    FOCAL_ASSIGN_OR_RETURN(const int64_t vl,
+                           m.Int("llama.attention.value_length", std::nullopt, 1));
     if (vl != c.head_dim) {
       return absl::UnimplementedError(
           absl::StrCat(f.path(), ": metadata key 'llama.attention.value_length' = ", vl,
@@ -242,7 +245,8 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
   }
   FOCAL_ASSIGN_OR_RETURN(c.rms_norm_eps,
                          m.Float("llama.attention.layer_norm_rms_epsilon", std::nullopt));
-  if (!(c.rms_norm_eps > 0)) return m.Error("llama.attention.layer_norm_rms_epsilon", "must be > 0");
+  if (!(c.rms_norm_eps > 0))
+    return m.Error("llama.attention.layer_norm_rms_epsilon", "must be > 0");
   FOCAL_ASSIGN_OR_RETURN(c.rope_theta, m.Float("llama.rope.freq_base", 10000.0));
   if (!(c.rope_theta > 1)) return m.Error("llama.rope.freq_base", "must be > 1");
   FOCAL_RETURN_IF_ERROR(ParseRopeScaling(f, m, c.rope_scaling));
@@ -251,8 +255,8 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
   std::optional<int64_t> from_tokens, from_key;
   if (const GgufValue* tokens = f.Find("tokenizer.ggml.tokens")) {
     if (tokens->type() != GgufValueType::kArray) {
-      return m.Error("tokenizer.ggml.tokens", absl::StrCat("is ", tokens->TypeString(),
-                                                           ", expected array[string]"));
+      return m.Error("tokenizer.ggml.tokens",
+                     absl::StrCat("is ", tokens->TypeString(), ", expected array[string]"));
     }
     from_tokens = static_cast<int64_t>(tokens->size());
   }
@@ -260,8 +264,9 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
     FOCAL_ASSIGN_OR_RETURN(from_key, m.Int("llama.vocab_size", std::nullopt, 1));
   }
   if (from_tokens.has_value() && from_key.has_value() && *from_tokens != *from_key) {
-    return m.Error("llama.vocab_size", absl::StrCat("= ", *from_key, " but tokenizer.ggml.tokens has ",
-                                                    *from_tokens, " tokens"));
+    return m.Error(
+        "llama.vocab_size",
+        absl::StrCat("= ", *from_key, " but tokenizer.ggml.tokens has ", *from_tokens, " tokens"));
   }
   if (from_tokens.has_value()) {
     c.vocab_size = *from_tokens;
@@ -271,9 +276,10 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
              e != nullptr && e->dims.size() == 2) {
     c.vocab_size = e->dims[1];
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        f.path(), ": no vocabulary size (no tokenizer.ggml.tokens, llama.vocab_size or "
-                  "2-D token_embd.weight)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(f.path(),
+                     ": no vocabulary size (no tokenizer.ggml.tokens, llama.vocab_size or "
+                     "2-D token_embd.weight)"));
   }
   if (c.vocab_size < 1) return m.Error("tokenizer.ggml.tokens", "is empty");
   c.tie_word_embeddings = f.FindTensor("output.weight") == nullptr;
@@ -281,7 +287,8 @@ absl::StatusOr<ModelConfig> GgufModelConfig(const GgufFile& f) {
     FOCAL_ASSIGN_OR_RETURN(c.bos_token_id, m.Int("tokenizer.ggml.bos_token_id", std::nullopt, 0));
   }
   if (f.Has("tokenizer.ggml.eos_token_id")) {
-    FOCAL_ASSIGN_OR_RETURN(const int64_t eos, m.Int("tokenizer.ggml.eos_token_id", std::nullopt, 0));
+    FOCAL_ASSIGN_OR_RETURN(const int64_t eos,
+                           m.Int("tokenizer.ggml.eos_token_id", std::nullopt, 0));
     c.eos_token_ids.push_back(eos);
   }
   FOCAL_RETURN_IF_ERROR(ParseFocal(f, m, c.num_layers, c.focal));
@@ -346,8 +353,8 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
   for (const GgufTensor& t : f.tensors()) {
     std::optional<std::string> hf = HfTensorName(t.name);
     if (!hf.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          f.path(), ": unexpected tensor '", t.name, "' (no LLaMA weight has this GGUF name)"));
+      return absl::InvalidArgumentError(absl::StrCat(f.path(), ": unexpected tensor '", t.name,
+                                                     "' (no LLaMA weight has this GGUF name)"));
     }
     if (absl::StrContains(t.name, "attn_focal_tau") &&
         c.focal.mode != FocalConfig::Mode::kLearned && !c.focal.overridden) {
@@ -356,9 +363,9 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
                        "': the metadata has no focal_attention.mode = \"learned\""));
     }
     if (!CanDequantize(t.type)) {
-      return absl::UnimplementedError(absl::StrCat(
-          f.path(), ": tensor '", t.name, "' has type ", GgmlTypeName(t.type),
-          ", which cannot be dequantized (supported: ", DequantizableTypes(), ")"));
+      return absl::UnimplementedError(
+          absl::StrCat(f.path(), ": tensor '", t.name, "' has type ", GgmlTypeName(t.type),
+                       ", which cannot be dequantized (supported: ", DequantizableTypes(), ")"));
     }
     TensorInfo info;
     info.name = *hf;
@@ -372,8 +379,8 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
     int64_t rope_heads = 0;
     if (absl::EndsWith(t.name, ".attn_q.weight")) rope_heads = c.num_heads;
     if (absl::EndsWith(t.name, ".attn_k.weight")) rope_heads = c.num_kv_heads;
-    const bool permuted = rope_heads > 0 && info.shape.size() == 2 &&
-                          info.shape[0] == rope_heads * c.head_dim;
+    const bool permuted =
+        rope_heads > 0 && info.shape.size() == 2 && info.shape[0] == rope_heads * c.head_dim;
     if (materialize) {
       const bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
       if (t.type == GgmlType::kF32 && !permuted && aligned) {

@@ -124,10 +124,10 @@ TEST(GgufReaderTest, Version2AndCustomAlignment) {
 TEST(GgufReaderTest, BadMagic) {
   GgufBuilder b = Small();
   b.magic = "GGML";
-  EXPECT_THAT(OpenBytes(b.Build()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("model.gguf"), HasSubstr("not a GGUF file"),
-                             HasSubstr("'GGML'"))));
+  EXPECT_THAT(
+      OpenBytes(b.Build()),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("model.gguf"), HasSubstr("not a GGUF file"), HasSubstr("'GGML'"))));
   EXPECT_THAT(OpenBytes(std::string("\x89PNG\r\n\x1a\n", 8) + std::string(32, '\0')),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\\x89PNG")));
 }
@@ -174,16 +174,16 @@ TEST(GgufReaderTest, EveryTruncationIsDataLoss) {
 TEST(GgufReaderTest, CorruptedBytesNeverCrash) {
   GgufBuilder b = Small();
   b.AddRaw("nested", testing::kGgufArray,
-           GgufU32(testing::kGgufArray) + GgufU64(1) + GgufU32(testing::kGgufString) +
-               GgufU64(1) + GgufStr("x"));
+           GgufU32(testing::kGgufArray) + GgufU64(1) + GgufU32(testing::kGgufString) + GgufU64(1) +
+               GgufStr("x"));
   const std::string full = b.Build();
   FOCAL_ASSERT_OK_AND_ASSIGN(auto ok, OpenBytes(full));
   const size_t header = ok->data_offset();
   const std::string path = WriteBytes("");
   int failures = 0;
   for (size_t i = 0; i < header; ++i) {
-    for (uint8_t x : {uint8_t{0x00}, uint8_t{0xFF}, uint8_t{0x7F},
-                      static_cast<uint8_t>(full[i] ^ 0x01)}) {
+    for (uint8_t x :
+         {uint8_t{0x00}, uint8_t{0xFF}, uint8_t{0x7F}, static_cast<uint8_t>(full[i] ^ 0x01)}) {
       std::string bad = full;
       bad[i] = static_cast<char>(x);
       testing::WriteStringToFile(path, bad);
@@ -201,33 +201,33 @@ TEST(GgufReaderTest, UnknownMetadataValueType) {
   GgufBuilder b = Small();
   b.AddRaw("weird", 13, GgufU32(0));
   EXPECT_THAT(OpenBytes(b.Build()),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       AllOf(HasSubstr("metadata key 'weird'"), HasSubstr("unknown value type 13"))));
+              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("metadata key 'weird'"),
+                                                          HasSubstr("unknown value type 13"))));
   GgufBuilder arr = Small();
   arr.AddRaw("weird.array", testing::kGgufArray, GgufU32(77) + GgufU64(0));
-  EXPECT_THAT(OpenBytes(arr.Build()),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       AllOf(HasSubstr("'weird.array'"), HasSubstr("unknown array element type 77"))));
+  EXPECT_THAT(OpenBytes(arr.Build()), StatusIs(absl::StatusCode::kDataLoss,
+                                               AllOf(HasSubstr("'weird.array'"),
+                                                     HasSubstr("unknown array element type 77"))));
 }
 
 TEST(GgufReaderTest, StringLengthPastEndOfFile) {
   GgufBuilder b = Small();
   b.AddRaw("s", testing::kGgufString, GgufU64(1ull << 40) + "abc");
-  EXPECT_THAT(OpenBytes(b.Build()),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       AllOf(HasSubstr("metadata key 's'"), HasSubstr("string length 1099511627776"),
-                             HasSubstr("runs past the end of the file"))));
+  EXPECT_THAT(OpenBytes(b.Build()), StatusIs(absl::StatusCode::kDataLoss,
+                                             AllOf(HasSubstr("metadata key 's'"),
+                                                   HasSubstr("string length 1099511627776"),
+                                                   HasSubstr("runs past the end of the file"))));
   // A key whose length runs past the end.
   std::string bytes =
       "GGUF" + GgufU32(3) + GgufU64(0) + GgufU64(1) + GgufU64(UINT64_MAX) + std::string(20, 'k');
-  EXPECT_THAT(OpenBytes(bytes), StatusIs(absl::StatusCode::kDataLoss,
-                                         AllOf(HasSubstr("the key of metadata entry 0"),
-                                               HasSubstr("runs past the end"))));
+  EXPECT_THAT(OpenBytes(bytes),
+              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("the key of metadata entry 0"),
+                                                          HasSubstr("runs past the end"))));
 }
 
 TEST(GgufReaderTest, ArrayLengthPastEndOfFile) {
-  for (uint32_t elem : {testing::kGgufU8, testing::kGgufF64, testing::kGgufString,
-                        testing::kGgufArray}) {
+  for (uint32_t elem :
+       {testing::kGgufU8, testing::kGgufF64, testing::kGgufString, testing::kGgufArray}) {
     GgufBuilder b = Small();
     b.AddRaw("arr", testing::kGgufArray, GgufU32(elem) + GgufU64(UINT64_MAX / 2) + "xx");
     EXPECT_THAT(OpenBytes(b.Build()),
@@ -245,8 +245,8 @@ TEST(GgufReaderTest, ArraysNestedTooDeep) {
   GgufBuilder b = Small();
   b.AddRaw("deep", testing::kGgufArray, v);
   EXPECT_THAT(OpenBytes(b.Build()),
-              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("'deep'"),
-                                                          HasSubstr("nested deeper than 8"))));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("'deep'"), HasSubstr("nested deeper than 8"))));
 }
 
 TEST(GgufReaderTest, CountsOutOfRange) {
@@ -338,8 +338,8 @@ TEST(GgufReaderTest, OffsetOutOfRange) {
   GgufBuilder end = Small();
   end.tensors()[1].dims = {9};
   EXPECT_THAT(OpenBytes(end.Build()),
-              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("tensor 'b'"),
-                                                          HasSubstr("(36 bytes) runs past"))));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("tensor 'b'"), HasSubstr("(36 bytes) runs past"))));
 }
 
 TEST(GgufReaderTest, OverlappingTensors) {
@@ -408,7 +408,7 @@ TEST(GgufMetadataTest, RoundTripsEveryValueType) {
   b.AddI32Array("ints", {1, -2, 3});
   b.AddRaw("bytes", testing::kGgufArray, GgufU32(testing::kGgufU8) + GgufU64(2) + "\x07\x08");
   b.AddRaw("nested", testing::kGgufArray,
-           GgufU32(testing::kGgufArray) + GgufU64(2) +                            //
+           GgufU32(testing::kGgufArray) + GgufU64(2) +  //
                GgufU32(testing::kGgufString) + GgufU64(2) + GgufStr("x") + GgufStr("y") +
                GgufU32(testing::kGgufString) + GgufU64(1) + GgufStr("z"));
   b.AddRaw("none", testing::kGgufArray, GgufU32(testing::kGgufI32) + GgufU64(0));
@@ -468,8 +468,8 @@ TEST(GgufMetadataTest, IntegerGettersAcceptAnyIntegerTypeThatFits) {
   EXPECT_THAT(f->GetU32("float"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("'float' is float32, expected an integer"))));
-  EXPECT_THAT(f->GetFloat("str"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is string, expected float32")));
+  EXPECT_THAT(f->GetFloat("str"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("is string, expected float32")));
   EXPECT_THAT(f->GetString("a"), StatusIs(absl::StatusCode::kInvalidArgument,
                                           HasSubstr("'a' is uint8, expected string")));
   EXPECT_THAT(f->GetStringArray("a"),
@@ -514,9 +514,10 @@ TEST(GgufMetadataTest, TokenizerKeys) {
                              HasSubstr("tokens has 6"))));
   GgufBuilder id = b;
   id.AddU32("tokenizer.ggml.padding_token_id", 6);
-  EXPECT_THAT(ReadGgufTokenizer(**OpenBytes(id.Build())),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("'tokenizer.ggml.padding_token_id' = 6 is outside the vocabulary")));
+  EXPECT_THAT(
+      ReadGgufTokenizer(**OpenBytes(id.Build())),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("'tokenizer.ggml.padding_token_id' = 6 is outside the vocabulary")));
 }
 
 // A file written by the gguf package's own GGUFWriter (independent of our
@@ -630,8 +631,8 @@ TEST(DequantTest, BitExactAgainstGgufPackage) {
     EXPECT_EQ(c.type, t->name);
     ASSERT_EQ(static_cast<int64_t>(c.blocks.size()), c.n / t->block_size * t->type_size);
     std::vector<float> y(c.n);
-    FOCAL_ASSERT_OK(Dequantize(t->type, reinterpret_cast<const uint8_t*>(c.blocks.data()), c.n,
-                               y.data()));
+    FOCAL_ASSERT_OK(
+        Dequantize(t->type, reinterpret_cast<const uint8_t*>(c.blocks.data()), c.n, y.data()));
     for (const auto& [i, bits] : c.samples) {
       uint32_t got;
       std::memcpy(&got, &y[i], 4);
@@ -654,8 +655,8 @@ TEST(DequantTest, HandWorkedBlocks) {
   q4[2] = '\xF0';  // value 0: 0 - 8 = -8 -> -4; value 16: 15 - 8 = 7 -> 3.5
   q4[3] = '\x89';  // value 1: 9 - 8 -> 0.5; value 17: 8 - 8 -> 0
   std::vector<float> y(32);
-  FOCAL_ASSERT_OK(Dequantize(GgmlType::kQ4_0, reinterpret_cast<const uint8_t*>(q4.data()), 32,
-                             y.data()));
+  FOCAL_ASSERT_OK(
+      Dequantize(GgmlType::kQ4_0, reinterpret_cast<const uint8_t*>(q4.data()), 32, y.data()));
   EXPECT_EQ(y[0], -4.0f);
   EXPECT_EQ(y[16], 3.5f);
   EXPECT_EQ(y[1], 0.5f);
@@ -665,8 +666,8 @@ TEST(DequantTest, HandWorkedBlocks) {
   std::string q8(34, '\0');
   q8[1] = '\x40';  // fp16 2.0 = 0x4000
   q8[2] = static_cast<char>(-3);
-  FOCAL_ASSERT_OK(Dequantize(GgmlType::kQ8_0, reinterpret_cast<const uint8_t*>(q8.data()), 32,
-                             y.data()));
+  FOCAL_ASSERT_OK(
+      Dequantize(GgmlType::kQ8_0, reinterpret_cast<const uint8_t*>(q8.data()), 32, y.data()));
   EXPECT_EQ(y[0], -6.0f);
   EXPECT_EQ(y[1], 0.0f);
 }
@@ -676,13 +677,13 @@ TEST(DequantTest, RefusesOtherTypesByName) {
   EXPECT_FALSE(CanDequantize(GgmlType::kIQ2_XXS));
   std::vector<float> y(256);
   std::string blocks(84, '\0');
-  EXPECT_THAT(Dequantize(GgmlType::kQ2_K, reinterpret_cast<const uint8_t*>(blocks.data()), 256,
-                         y.data()),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       AllOf(HasSubstr("Q2_K"), HasSubstr("Q4_K, Q5_K, Q6_K"))));
-  EXPECT_THAT(Dequantize(GgmlType::kQ4_K, reinterpret_cast<const uint8_t*>(blocks.data()), 100,
-                         y.data()),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not whole Q4_K blocks")));
+  EXPECT_THAT(
+      Dequantize(GgmlType::kQ2_K, reinterpret_cast<const uint8_t*>(blocks.data()), 256, y.data()),
+      StatusIs(absl::StatusCode::kUnimplemented,
+               AllOf(HasSubstr("Q2_K"), HasSubstr("Q4_K, Q5_K, Q6_K"))));
+  EXPECT_THAT(
+      Dequantize(GgmlType::kQ4_K, reinterpret_cast<const uint8_t*>(blocks.data()), 100, y.data()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not whole Q4_K blocks")));
   GgufBuilder b = Small();
   b.AddTensor("blk.0.attn_q.weight", kQ2_K, {256}, blocks);
   FOCAL_ASSERT_OK_AND_ASSIGN(auto f, OpenBytes(b.Build()));
@@ -826,8 +827,8 @@ class GgufModelTest : public ::testing::Test {
   kernels::CpuBackend backend_{2};
 
   absl::StatusOr<std::unique_ptr<LanguageModel>> Load(const std::string& path,
-                                                   bool require_tokenizer = false,
-                                                   bool validate_only = false) {
+                                                      bool require_tokenizer = false,
+                                                      bool validate_only = false) {
     LoadOptions o;
     o.require_tokenizer = require_tokenizer;
     o.validate_only = validate_only;
@@ -901,12 +902,12 @@ TEST_F(GgufModelTest, ConfigDefaultsAndAlternatives) {
   FOCAL_ASSERT_OK_AND_ASSIGN(ModelConfig c, GgufModelConfig(*f));
   EXPECT_EQ(c.num_layers, 3);
   EXPECT_EQ(c.max_position_embeddings, 512);
-  EXPECT_EQ(c.num_kv_heads, 2);     // default: head_count
+  EXPECT_EQ(c.num_kv_heads, 2);  // default: head_count
   EXPECT_EQ(c.head_dim, 32);
   EXPECT_EQ(c.rope_theta, 10000.0);  // default
   EXPECT_EQ(c.rope_scaling.type, RopeScaling::Type::kLinear);
   EXPECT_EQ(c.rope_scaling.factor, 4.0);
-  EXPECT_EQ(c.vocab_size, 100);  // from the embedding when nothing else says
+  EXPECT_EQ(c.vocab_size, 100);        // from the embedding when nothing else says
   EXPECT_TRUE(c.tie_word_embeddings);  // no output.weight
   EXPECT_FALSE(c.bos_token_id.has_value());
 }
@@ -946,14 +947,14 @@ TEST_F(GgufModelTest, ConfigErrorsNameFileAndKey) {
   {
     GgufBuilder b = base;
     b.AddU32("llama.expert_count", 8);
-    EXPECT_THAT(config_of(b), StatusIs(absl::StatusCode::kUnimplemented,
-                                       HasSubstr("mixture-of-experts")));
+    EXPECT_THAT(config_of(b),
+                StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("mixture-of-experts")));
   }
   {
     GgufBuilder b = base;
     b.AddF32Tensor("rope_freqs.weight", {8}, std::vector<float>(8, 1));
-    EXPECT_THAT(config_of(b), StatusIs(absl::StatusCode::kUnimplemented,
-                                       HasSubstr("'rope_freqs.weight'")));
+    EXPECT_THAT(config_of(b),
+                StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("'rope_freqs.weight'")));
   }
   {
     GgufBuilder b = ConvertToGguf(ModelPath("gqa_untied"), {.vocab_from_tokens = true});
@@ -981,9 +982,9 @@ TEST_F(GgufModelTest, PartialRopeAndBadHeadsRefused) {
   GgufBuilder kv = b;
   kv.AddU32("llama.attention.head_count_kv", 3);
   FOCAL_ASSERT_OK_AND_ASSIGN(auto f2, OpenBytes(kv.Build()));
-  EXPECT_THAT(GgufModelConfig(*f2),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("'llama.attention.head_count_kv'"), HasSubstr("must divide"))));
+  EXPECT_THAT(GgufModelConfig(*f2), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             AllOf(HasSubstr("'llama.attention.head_count_kv'"),
+                                                   HasSubstr("must divide"))));
   GgufBuilder zero = b;
   zero.AddU32("llama.attention.head_count_kv", 0);
   FOCAL_ASSERT_OK_AND_ASSIGN(auto f3, OpenBytes(zero.Build()));
@@ -1082,7 +1083,8 @@ TEST_F(GgufModelTest, TensorNames) {
   EXPECT_EQ(HfTensorName("output.weight"), "lm_head.weight");
   EXPECT_EQ(HfTensorName("output_norm.weight"), "model.norm.weight");
   EXPECT_EQ(HfTensorName("blk.12.attn_output.weight"), "model.layers.12.self_attn.o_proj.weight");
-  EXPECT_EQ(HfTensorName("blk.0.ffn_norm.weight"), "model.layers.0.post_attention_layernorm.weight");
+  EXPECT_EQ(HfTensorName("blk.0.ffn_norm.weight"),
+            "model.layers.0.post_attention_layernorm.weight");
   EXPECT_EQ(HfTensorName("blk.3.attn_focal_tau.bias"), "model.layers.3.self_attn.focal_tau.bias");
   EXPECT_EQ(HfTensorName("blk.0.attn_q.bias"), std::nullopt);
   EXPECT_EQ(HfTensorName("blk.x.attn_q.weight"), std::nullopt);
@@ -1138,7 +1140,8 @@ TEST_P(GgufParityTest, WrongWithoutThePermutation) {
   const std::vector<double> want = LogProbs(*st, tokens);
   const std::vector<double> got = LogProbs(*gg, tokens);
   double max_diff = 0;
-  for (size_t i = 0; i < want.size(); ++i) max_diff = std::max(max_diff, std::abs(got[i] - want[i]));
+  for (size_t i = 0; i < want.size(); ++i)
+    max_diff = std::max(max_diff, std::abs(got[i] - want[i]));
   EXPECT_GT(max_diff, 1e-3);
 }
 

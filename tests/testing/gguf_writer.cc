@@ -72,7 +72,8 @@ void GgufBuilder::SetAlignment(uint32_t a) {
 
 GgufBuilder::Tensor& GgufBuilder::AddTensor(const std::string& name, uint32_t type,
                                             std::vector<uint64_t> dims, std::string data) {
-  tensors_.push_back(Tensor{name, type, std::move(dims), std::move(data), std::nullopt, std::nullopt});
+  tensors_.push_back(
+      Tensor{name, type, std::move(dims), std::move(data), std::nullopt, std::nullopt});
   return tensors_.back();
 }
 
@@ -87,8 +88,7 @@ GgufBuilder::Tensor& GgufBuilder::AddF32Tensor(const std::string& name,
 
 std::string GgufBuilder::Build() const {
   auto pad = [&](uint64_t n) { return (n + alignment - 1) / alignment * alignment; };
-  std::string out = magic + GgufU32(version) +
-                    GgufU64(tensor_count.value_or(tensors_.size())) +
+  std::string out = magic + GgufU32(version) + GgufU64(tensor_count.value_or(tensors_.size())) +
                     GgufU64(kv_count.value_or(kvs_.size()));
   for (const std::string& kv : kvs_) out += kv;
   // Packed layout: each tensor at the next multiple of the alignment.

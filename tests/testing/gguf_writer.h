@@ -39,9 +39,9 @@ class GgufBuilder {
  public:
   struct Tensor {
     std::string name;
-    uint32_t type = 0;            // ggml type id
-    std::vector<uint64_t> dims;   // ggml order: innermost first
-    std::string data;             // stored bytes
+    uint32_t type = 0;               // ggml type id
+    std::vector<uint64_t> dims;      // ggml order: innermost first
+    std::string data;                // stored bytes
     std::optional<uint64_t> offset;  // default: packed at the alignment
     std::optional<uint32_t> n_dims;  // default: dims.size()
   };
