@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/commands.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -56,12 +59,34 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
                          Load(flags, /*require_tokenizer=*/false, /*validate_only=*/true));
   const model::ModelConfig& c = l.model->config();
   const model::LlamaWeights& w = l.model->weights();
-  out << "model:        " << l.model->dir() << "\n"
-      << "architecture: " << c.architecture << "\n"
+  const model::GgufFile* gguf = l.model->gguf();
+  out << "model:        " << l.model->dir() << "\n";
+  if (gguf != nullptr) {
+    // The file as stored: its format version, architecture and tensor types.
+    std::map<std::string, int> counts;
+    for (const model::GgufTensor& t : gguf->tensors()) ++counts[model::GgmlTypeName(t.type)];
+    std::vector<std::pair<std::string, int>> types(counts.begin(), counts.end());
+    std::stable_sort(types.begin(), types.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    absl::StatusOr<std::string> arch = gguf->GetString("general.architecture");
+    out << "gguf:         " << gguf->path() << " (GGUF v" << gguf->version() << ", architecture "
+        << (arch.ok() ? *arch : "?") << ", " << gguf->tensors().size() << " tensors)\n"
+        << "tensor types: "
+        << absl::StrJoin(types, ", ",
+                         [](std::string* o, const auto& t) {
+                           absl::StrAppend(o, t.first, " x", t.second);
+                         })
+        << "\n";
+  }
+  out << "architecture: " << c.architecture << "\n"
       << "attention:    " << c.Variant() << "\n"
-      << "parameters:   " << w.num_parameters << "\n"
-      << "dtype:        " << w.dtype << " (config torch_dtype " << c.torch_dtype << ")\n"
-      << "layers:       " << c.num_layers << "\n"
+      << "parameters:   " << w.num_parameters << "\n";
+  if (gguf != nullptr) {
+    out << "dtype:        F32 (dequantized from the GGUF tensor types on load)\n";
+  } else {
+    out << "dtype:        " << w.dtype << " (config torch_dtype " << c.torch_dtype << ")\n";
+  }
+  out << "layers:       " << c.num_layers << "\n"
       << "hidden:       " << c.hidden_size << " (ffn " << c.intermediate_size << ")\n"
       << "heads:        " << c.num_heads << " query, " << c.num_kv_heads << " kv, head_dim "
       << c.head_dim << "\n"
@@ -77,18 +102,30 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
   if (const model::Tokenizer* t = l.model->tokenizer()) {
     out << "tokenizer:    " << t->name() << ", " << t->vocab_size() << " pieces, bos "
         << t->bos_id() << ", eos " << t->eos_id() << "\n";
+  } else if (gguf != nullptr && gguf->Has("tokenizer.ggml.model")) {
+    absl::StatusOr<std::string> kind = gguf->GetString("tokenizer.ggml.model");
+    out << "tokenizer:    none loaded (the GGUF embeds a '" << (kind.ok() ? *kind : "?")
+        << "' tokenizer; that loader is not implemented yet)\n";
   } else {
     out << "tokenizer:    none (no tokenizer.model)\n";
   }
   out << "backend:      " << l.backend->name() << "\n";
   out << "files (sha256):\n";
+  // A .gguf path is one file; a directory lists its files.
+  std::string dir = l.model->dir();
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(l.model->dir())) {
-    if (e.is_regular_file()) files.push_back(e.path().filename().string());
+  if (std::filesystem::is_regular_file(dir)) {
+    const std::filesystem::path p(dir);
+    files.push_back(p.filename().string());
+    dir = p.parent_path().empty() ? "." : p.parent_path().string();
+  } else {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.is_regular_file()) files.push_back(e.path().filename().string());
+    }
   }
   std::sort(files.begin(), files.end());
   for (const std::string& f : files) {
-    FOCAL_ASSIGN_OR_RETURN(MappedFile mf, MappedFile::Open(absl::StrCat(l.model->dir(), "/", f)));
+    FOCAL_ASSIGN_OR_RETURN(MappedFile mf, MappedFile::Open(absl::StrCat(dir, "/", f)));
     Sha256 h;
     h.Update(mf.data(), mf.size());
     out << "  " << h.HexDigest() << "  " << f << "\n";

@@ -17,7 +17,7 @@ namespace {
 void AddModelFlags(CLI::App* cmd, focal::harness::ModelFlags& f, bool with_model_flag) {
   if (with_model_flag) {
     cmd->add_option("--model", f.model_dir,
-                    "HF-format model directory (default: the bundled stories260K)");
+                    "HF-format model directory or .gguf file (default: the bundled stories260K)");
   }
   cmd->add_option("--focal-temperature", f.focal_temperature,
                   "evaluate as constant-temperature focal attention with this t "
@@ -137,8 +137,9 @@ int main(int argc, char** argv) {
 
   focal::harness::ModelFlags inspect_flags;
   std::string inspect_dir;
-  CLI::App* inspect = app.add_subcommand("inspect", "summarise a model directory");
-  inspect->add_option("MODEL_DIR", inspect_dir, "HF-format model directory (default: bundled)");
+  CLI::App* inspect = app.add_subcommand("inspect", "summarise a model directory or GGUF file");
+  inspect->add_option("MODEL_DIR", inspect_dir,
+                      "HF-format model directory or .gguf file (default: bundled)");
   AddModelFlags(inspect, inspect_flags, false);
 
   focal::harness::ModelFlags gen_flags;
@@ -187,7 +188,8 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand(
       "run", "evaluate models on tasks (lm-eval scoring), write results and samples");
   run->add_option("--model", run_flags.opts.models,
-                  "HF-format model directory; repeat for several (default: bundled stories260K)");
+                  "HF-format model directory or .gguf file; repeat for several (default: "
+                  "bundled stories260K)");
   run->add_option("--focal-temperature", run_flags.opts.focal_temperature,
                   "evaluate every model as constant-temperature focal attention with this t");
   run->add_option("--out", run_flags.opts.out, "results JSON (written atomically)");

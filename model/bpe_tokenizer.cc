@@ -663,6 +663,10 @@ int32_t BpeTokenizer::vocab_size() const {
 }
 int32_t BpeTokenizer::bos_id() const { return impl_->bos_id; }
 int32_t BpeTokenizer::eos_id() const { return impl_->eos_id; }
+bool BpeTokenizer::adds_bos() const {
+  return bos_id() >= 0 && !prefix_ids().empty() && prefix_ids().front() == bos_id();
+}
+
 const std::vector<int32_t>& BpeTokenizer::prefix_ids() const { return impl_->prefix; }
 const std::vector<int32_t>& BpeTokenizer::suffix_ids() const { return impl_->suffix; }
 const std::string& BpeTokenizer::path() const { return impl_->path; }

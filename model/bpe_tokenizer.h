@@ -129,6 +129,7 @@ class BpeTokenizer final : public Tokenizer {
   // What EncodeWithSpecialTokens puts before and after the text.
   const std::vector<int32_t>& prefix_ids() const;
   const std::vector<int32_t>& suffix_ids() const;
+  bool adds_bos() const override;
   absl::string_view name() const override { return "bpe"; }
   const std::string& path() const override;
   const std::string& sha256() const override;

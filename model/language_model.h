@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// LanguageModel: one HF-format checkpoint directory loaded and ready to run —
-// config, memory-mapped weights on a backend, tokenizer and the forward pass.
+// LanguageModel: one checkpoint loaded and ready to run — config, weights on
+// a backend, tokenizer and the forward pass. A checkpoint is an HF-format
+// directory (config.json + safetensors) or a GGUF file.
 #ifndef FOCAL_MODEL_LANGUAGE_MODEL_H_
 #define FOCAL_MODEL_LANGUAGE_MODEL_H_
 
@@ -13,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "kernels/backend.h"
 #include "model/config.h"
+#include "model/gguf.h"
 #include "model/safetensors.h"
 #include "model/tokenizer.h"
 #include "model/transformer.h"
@@ -33,8 +35,10 @@ struct LoadOptions {
 
 class LanguageModel {
  public:
-  // Loads `dir` onto `backend` (which must outlive the model).
-  static absl::StatusOr<std::unique_ptr<LanguageModel>> Load(absl::string_view dir,
+  // Loads `path` onto `backend` (which must outlive the model). `path` is a
+  // directory with config.json (HF format), a .gguf file, or a directory
+  // without config.json that holds exactly one .gguf file.
+  static absl::StatusOr<std::unique_ptr<LanguageModel>> Load(absl::string_view path,
                                                           kernels::Backend& backend,
                                                           const LoadOptions& options = {});
 
@@ -45,7 +49,10 @@ class LanguageModel {
   Transformer& transformer() { return *transformer_; }
   // nullptr when the directory has no tokenizer and none was required.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  // The path given to Load (a directory, or a .gguf file).
   const std::string& dir() const { return dir_; }
+  // The GGUF file the model was loaded from; nullptr for safetensors.
+  const GgufFile* gguf() const { return gguf_.get(); }
   // The token ids that end generation: config eos ids, else the tokenizer's.
   std::vector<int64_t> StopIds() const;
 
@@ -53,15 +60,23 @@ class LanguageModel {
   LanguageModel() = default;
   std::string dir_;
   ModelConfig config_;
+  std::shared_ptr<const GgufFile> gguf_;
   TensorStore store_;
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Transformer> transformer_;
 };
 
-// SHA-256 over the checkpoint's safetensors files (sorted by name, each
-// file's bytes in order): identifies the weights in reports and caches.
+// SHA-256 over the checkpoint's weight files (the safetensors files sorted by
+// name, each file's bytes in order; or the whole GGUF file): identifies the
+// weights in reports and caches.
 absl::StatusOr<std::string> WeightsSha256(const TensorStore& store);
+
+// The GGUF file `path` names: `path` itself when it is a file ending in
+// .gguf, the single .gguf file of a directory without config.json, nullopt
+// for an HF directory (or a missing path: Load reports it). InvalidArgument
+// for another kind of file or a directory with several .gguf files.
+absl::StatusOr<std::optional<std::string>> FindGgufCheckpoint(absl::string_view path);
 
 }  // namespace focal::model
 

@@ -200,6 +200,16 @@ absl::StatusOr<TensorStore> TensorStore::OpenDir(absl::string_view model_dir) {
   return store;
 }
 
+TensorStore TensorStore::FromTensors(std::map<std::string, TensorInfo> tensors,
+                                     std::vector<std::string> source_files,
+                                     std::shared_ptr<const void> owner) {
+  TensorStore store;
+  store.tensors_ = std::move(tensors);
+  store.source_files_ = std::move(source_files);
+  store.owner_ = std::move(owner);
+  return store;
+}
+
 const TensorInfo* TensorStore::Find(absl::string_view name) const {
   auto it = tensors_.find(std::string(name));
   return it == tensors_.end() ? nullptr : &it->second;
@@ -208,6 +218,7 @@ const TensorInfo* TensorStore::Find(absl::string_view name) const {
 std::vector<std::string> TensorStore::files() const {
   std::vector<std::string> out;
   for (const auto& f : files_) out.push_back(f->file().path());
+  out.insert(out.end(), source_files_.begin(), source_files_.end());
   std::sort(out.begin(), out.end());
   return out;
 }

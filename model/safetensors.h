@@ -24,6 +24,9 @@ struct TensorInfo {
   const uint8_t* data = nullptr;  // into the memory map
   size_t bytes = 0;
   std::string file;              // path of the file holding it
+  // The tensor's name in `file` when the store renamed it (a GGUF tensor's
+  // "blk.0.attn_q.weight"); empty when it is `name`.
+  std::string source_name;
 };
 
 // Element size of a safetensors dtype name, or 0 if unknown.
@@ -51,14 +54,22 @@ class SafetensorsFile {
 class TensorStore {
  public:
   static absl::StatusOr<TensorStore> OpenDir(absl::string_view model_dir);
+  // Tensors read from another format (GGUF): `source_files` are the files
+  // they came from (files(), hence WeightsSha256), `owner` keeps the memory
+  // their data points into alive for as long as the store.
+  static TensorStore FromTensors(std::map<std::string, TensorInfo> tensors,
+                                 std::vector<std::string> source_files,
+                                 std::shared_ptr<const void> owner);
 
   const TensorInfo* Find(absl::string_view name) const;
   const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
-  // The safetensors files, sorted by name.
+  // The files the tensors came from, sorted by name.
   std::vector<std::string> files() const;
 
  private:
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::string> source_files_;  // FromTensors
+  std::shared_ptr<const void> owner_;      // FromTensors
   std::map<std::string, TensorInfo> tensors_;
 };
 

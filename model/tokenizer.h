@@ -37,6 +37,10 @@ class Tokenizer {
   virtual int32_t vocab_size() const = 0;
   virtual int32_t bos_id() const = 0;  // -1 when there is none
   virtual int32_t eos_id() const = 0;  // -1 when there is none
+  // Whether the tokenizer's own convention prepends BOS (HF's
+  // add_special_tokens / add_bos_token): `--add-bos auto` follows it, as
+  // lm-eval's HF backend does. HF's Llama tokenizer does whenever it has a BOS.
+  virtual bool adds_bos() const { return bos_id() >= 0; }
   // The kind of tokenizer, e.g. "sentencepiece" (inspect output, reports).
   virtual absl::string_view name() const = 0;
   // The file it was loaded from.

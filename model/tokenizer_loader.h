@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/gguf.h"
 #include "model/tokenizer.h"
 
 namespace focal::model {
@@ -20,6 +21,15 @@ namespace focal::model {
 // implemented. A directory with neither is NotFound. Errors name the
 // directory or file.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(absl::string_view model_dir);
+
+// The tokenizer embedded in a GGUF file (its tokenizer.ggml.* keys, see
+// ReadGgufTokenizer): model "gpt2" is a byte-level BpeTokenizer with the
+// pre-tokenizer of tokenizer.ggml.pre, control tokens (type 3) special and
+// user-defined ones (type 4) added, BOS prepended by convention only with
+// tokenizer.ggml.add_bos_token. Other models are Unimplemented naming the
+// file; NotFound when the file has no tokenizer. sha256() covers the
+// vocabulary, merges, token types and pre-tokenizer.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& gguf);
 
 }  // namespace focal::model
 

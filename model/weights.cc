@@ -18,6 +18,12 @@ std::string ShapeStr(const std::vector<int64_t>& s) {
   return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
 }
 
+// "FILE: tensor 'NAME'", with the file's own name for a renamed (GGUF) tensor.
+std::string Where(const TensorInfo& t) {
+  if (t.source_name.empty()) return absl::StrCat(t.file, ": tensor '", t.name, "'");
+  return absl::StrCat(t.file, ": tensor '", t.source_name, "' (", t.name, ")");
+}
+
 class Loader {
  public:
   Loader(const TensorStore& store, kernels::Backend* backend)
@@ -32,9 +38,8 @@ class Loader {
     }
     used_.insert(name);
     if (t->shape != shape) {
-      return absl::InvalidArgumentError(absl::StrCat(t->file, ": tensor '", name, "' has shape ",
-                                                     ShapeStr(t->shape), " but the config implies ",
-                                                     ShapeStr(shape)));
+      return absl::InvalidArgumentError(absl::StrCat(Where(*t), " has shape ", ShapeStr(t->shape),
+                                                     " but the config implies ", ShapeStr(shape)));
     }
     kernels::DType dt;
     if (t->dtype == "F32") {
@@ -44,8 +49,8 @@ class Loader {
     } else if (t->dtype == "BF16") {
       dt = kernels::DType::kBF16;
     } else {
-      return absl::UnimplementedError(absl::StrCat(t->file, ": tensor '", name, "' has dtype ",
-                                                   t->dtype, " (supported: F32, F16, BF16)"));
+      return absl::UnimplementedError(
+          absl::StrCat(Where(*t), " has dtype ", t->dtype, " (supported: F32, F16, BF16)"));
     }
     dtypes_.insert(t->dtype);
     int64_t numel = 1;
@@ -61,21 +66,22 @@ class Loader {
     if (t == nullptr) return 0.0f;
     used_.insert(name);
     if (t->shape != std::vector<int64_t>{1}) {
-      return absl::InvalidArgumentError(absl::StrCat(t->file, ": tensor '", name, "' has shape ",
-                                                     ShapeStr(t->shape), ", expected [1]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(*t), " has shape ", ShapeStr(t->shape), ", expected [1]"));
     }
     num_params_ += 1;
-    uint16_t h;
+    if (t->dtype != "F32" && t->dtype != "BF16" && t->dtype != "F16") {
+      return absl::UnimplementedError(absl::StrCat(Where(*t), " has dtype ", t->dtype));
+    }
+    if (backend_ == nullptr) return 0.0f;  // validate only: the data may not be loaded
     if (t->dtype == "F32") {
       float f;
       std::memcpy(&f, t->data, 4);
       return f;
     }
+    uint16_t h;
     std::memcpy(&h, t->data, 2);
-    if (t->dtype == "BF16") return kernels::Bf16ToF32(h);
-    if (t->dtype == "F16") return kernels::F16ToF32(h);
-    return absl::UnimplementedError(
-        absl::StrCat(t->file, ": tensor '", name, "' has dtype ", t->dtype));
+    return t->dtype == "BF16" ? kernels::Bf16ToF32(h) : kernels::F16ToF32(h);
   }
 
   // Everything not consumed is unexpected, except RoPE buffers that old
@@ -93,7 +99,8 @@ class Loader {
             "': config.json has no \"focal_attention\": {\"mode\": \"learned\"}"));
       }
       return absl::InvalidArgumentError(
-          absl::StrCat(info.file, ": unexpected tensor '", name, "' for this config"));
+          absl::StrCat(info.file, ": unexpected tensor '",
+                       info.source_name.empty() ? name : info.source_name, "' for this config"));
     }
     return absl::OkStatus();
   }

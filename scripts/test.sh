@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh --tests
 JOBS="$(nproc)"
 # Sanitizers: bad-input handling must be free of undefined behaviour.
-SAN_TESTS=(json_test config_test safetensors_test model_loading_test llama2c_converter_test
+SAN_TESTS=(json_test config_test safetensors_test gguf_test model_loading_test llama2c_converter_test
            readers_test task_test metrics_test scorer_test ruler_test hotpotqa_long_test
            ruler_metrics_test qa_metrics_test stats_test jsonl_log_test metric_registry_test
            json_writer_test bpe_tokenizer_test)

@@ -2,6 +2,7 @@
 // End-to-end: the focal-eval binary as a user runs it.
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -93,6 +94,32 @@ TEST(CliTest, InspectShowsVariant) {
   Result sharded = RunCli("inspect " + Model("bf16_headdim_sharded"));
   EXPECT_THAT(sharded.out, HasSubstr("dtype:        BF16"));
   EXPECT_THAT(sharded.out, HasSubstr("tokenizer:    none"));
+}
+
+TEST(CliTest, InspectGguf) {
+  const std::string path =
+      testing::SharedPath("models/tiny-random-llama-2-gguf/llama-2-tiny-random.gguf");
+  if (!std::filesystem::exists(path)) {
+    const char* ci = std::getenv("CI");
+    if (ci != nullptr && std::string(ci) == "true") FAIL() << "missing under CI: " << path;
+    GTEST_SKIP() << "../shared not present (" << path << ")";
+  }
+  Result r = RunCli("inspect " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(GGUF v3, architecture llama, 12 tensors)"));
+  EXPECT_THAT(r.out, HasSubstr("tensor types: F16 x9, F32 x3"));
+  EXPECT_THAT(r.out, HasSubstr("layers:       1"));
+  EXPECT_THAT(r.out, HasSubstr("heads:        2 query, 2 kv, head_dim 4"));
+  EXPECT_THAT(r.out, HasSubstr("vocab:        32000\n"));
+  EXPECT_THAT(r.out, HasSubstr("embeds a 'llama' tokenizer"));
+  // The weights' hash is the GGUF file's.
+  const size_t at = r.out.find("weights_sha256: ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string sha = r.out.substr(at + 16, 64);
+  EXPECT_THAT(r.out, HasSubstr("  " + sha + "  llama-2-tiny-random.gguf\n"));
+  Result score = RunCli("score --model " + path + " --text hi");
+  EXPECT_EQ(score.code, 1);
+  EXPECT_THAT(score.err, HasSubstr("GGUF-embedded tokenizer"));
 }
 
 TEST(CliTest, ClearErrorsAndNonZeroExit) {
