@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // CPU prefill throughput: tokens/s and achieved GFLOP/s of the forward pass
 // for the bundled stories260K and a ~110M-parameter random LLaMA, at 512 and
-// 2048 tokens, next to OpenBLAS's own sgemm GFLOP/s measured in the same run.
-// Medians over --repeats runs. Usage: prefill_bench [--threads N] [--repeats R]
+// 2048 tokens; then the backend's own GEMM (kernels/cpu/gemm.h) next to
+// OpenBLAS's sgemm on the model's linear-layer shapes, taking turns in the
+// same run. Medians over --repeats runs.
+// Usage: prefill_bench [--threads N] [--repeats R] [--gemm-only]
 #include <cblas.h>
 
 #include <algorithm>
@@ -14,11 +16,13 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_util.h"
 #include "base/asset_root.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/gemm.h"
 #include "model/language_model.h"
 
 namespace {
@@ -114,27 +118,72 @@ double TimePrefill(focal::model::Transformer& tf, int64_t T, int repeats) {
   return Median(secs);
 }
 
-double SgemmGflops(int64_t M, int64_t N, int64_t K, int repeats) {
-  std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), c(M * N);
-  std::vector<double> secs;
-  for (int r = 0; r < repeats + 1; ++r) {
+// GFLOP/s of out(M,N) = a(M,K) . b(N,K)^T: our GEMM (on a pool) and
+// OpenBLAS's sgemm (threaded by OpenBLAS), taking turns so both see the same
+// machine load. Each round starts with a pause and a warm-up call: OpenBLAS's
+// threads spin for a while after a call and would slow whatever runs next.
+// Returns {OpenBLAS, ours}.
+std::pair<double, double> GemmGflops(int64_t M, int64_t N, int64_t K, int threads, int repeats) {
+  std::vector<float> a(M * K), b(N * K), c(M * N);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (float& v : a) v = d(rng);
+  for (float& v : b) v = d(rng);
+  focal::ThreadPool pool(threads);
+  openblas_set_num_threads(threads);
+  std::vector<double> blas, ours;
+  auto gemm = [&] {
+    focal::kernels::cpu::ParallelGemmNT(pool, {a.data(), K}, {b.data(), K}, {c.data(), N}, M, N,
+                                        K);
+  };
+  for (int r = 0; r < repeats; ++r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    gemm();  // warms up again after the pause
     auto t0 = Clock::now();
+    gemm();
+    auto t1 = Clock::now();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a.data(), K, b.data(), K,
                 0.0f, c.data(), N);
-    auto t1 = Clock::now();
-    if (r > 0) secs.push_back(std::chrono::duration<double>(t1 - t0).count());
+    auto t2 = Clock::now();
+    ours.push_back(std::chrono::duration<double>(t1 - t0).count());
+    blas.push_back(std::chrono::duration<double>(t2 - t1).count());
   }
-  return 2.0 * M * N * K / Median(secs) / 1e9;
+  const double flop = 2.0 * M * N * K;
+  return {flop / Median(blas) / 1e9, flop / Median(ours) / 1e9};
+}
+
+int PrintGemmTable(int all, int repeats) {
+  std::printf("\n| GEMM (M x N x K) | OpenBLAS, %d threads | ours, %d threads | OpenBLAS, 1 thread "
+              "| ours, 1 thread |\n|---|---:|---:|---:|---:|\n",
+              all, all);
+  // The random-110M linear layers at 512 and 2048 tokens (q/k/v/o, gate/up,
+  // down), one decode-sized call, and the LM head for 64 scored rows.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{512, 768, 768},
+                         {512, 2048, 768}, {512, 768, 2048}, {2048, 768, 768},
+                         {2048, 2048, 768}, {2048, 768, 2048}, {1, 2048, 768},
+                         {64, 32000, 768}}) {
+    const auto [blas_all, ours_all] = GemmGflops(m, n, k, all, repeats);
+    const auto [blas_one, ours_one] = GemmGflops(m, n, k, 1, repeats);
+    std::printf("| %lld x %lld x %lld | %.1f | %.1f | %.1f | %.1f |\n", static_cast<long long>(m),
+                static_cast<long long>(n), static_cast<long long>(k), blas_all, ours_all, blas_one,
+                ours_one);
+  }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int threads = 0, repeats = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
+  bool gemm_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--gemm-only")) gemm_only = true;
+    if (i + 1 < argc && !std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[++i]);
+    if (i + 1 < argc && !std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[++i]);
   }
+  // GEMMs on all threads, and on one for the per-core figure.
+  const int all = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  if (gemm_only) return PrintGemmTable(all, repeats);
   CpuBackend be(threads);
   std::printf("CPU prefill benchmark: %d threads (0 = all), median of %d runs\n\n", threads,
               repeats);
@@ -167,9 +216,6 @@ int main(int argc, char** argv) {
                   PrefillFlops(c.tf->config(), T) / s / 1e9);
     }
   }
-  // OpenBLAS's own best: one call on all threads (the backend runs it
-  // single-threaded on tiles), and one thread for the per-core figure.
-  const int all = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
   // Long prompts: chunked prefill (2048 tokens a step, as `run` does) of a
   // small random model, one run each (they take a while).
   {
@@ -201,16 +247,5 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("\n| OpenBLAS sgemm (M x N x K) | GFLOP/s, %d threads | GFLOP/s, 1 thread |\n"
-              "|---|---:|---:|\n", all);
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 256, 768},
-                         {512, 2048, 768}, {2048, 2048, 768}}) {
-    openblas_set_num_threads(all);
-    const double multi = SgemmGflops(m, n, k, repeats);
-    openblas_set_num_threads(1);
-    const double one = SgemmGflops(m, n, k, repeats);
-    std::printf("| %lld x %lld x %lld | %.1f | %.1f |\n", static_cast<long long>(m),
-                static_cast<long long>(n), static_cast<long long>(k), multi, one);
-  }
-  return 0;
+  return PrintGemmTable(all, repeats);
 }
