@@ -258,6 +258,27 @@ TEST(BpeSmolLm2Test, MatchesHfTokenizers) {
   ExpectMatchesGolden(**from_parts, g);
 }
 
+// The same goldens through the default model's own GGUF vocabulary
+// (LoadTokenizer(GgufFile)), fetched by scripts/fetch_default_model.sh.
+TEST(BpeSmolLm2Test, GgufTokenizerMatchesHfTokenizers) {
+  const std::string path = testing::DefaultModelGguf();
+  if (!std::filesystem::exists(path)) {
+    const char* ci = std::getenv("CI");
+    if (ci != nullptr && std::string(ci) == "true") FAIL() << "missing under CI: " << path;
+    GTEST_SKIP() << "no default model at " << path << "; run scripts/fetch_default_model.sh";
+  }
+  auto gguf = GgufFile::Open(path);
+  ASSERT_TRUE(gguf.ok()) << gguf.status();
+  auto tok = LoadTokenizer(**gguf);
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  const auto* bpe = dynamic_cast<const BpeTokenizer*>(tok->get());
+  ASSERT_NE(bpe, nullptr);
+  EXPECT_EQ(bpe->vocab_size(), 49152);
+  // tokenizer.ggml.add_bos_token is false: "with special tokens" adds nothing,
+  // so only the plain encodings are compared.
+  ExpectMatchesGolden(*bpe, ReadGolden("smollm2_real"), /*with_special=*/false);
+}
+
 // lm-eval's _encode_pair (whole = encode(context + continuation), the
 // continuation's ids are those past encode(context)) through the scorer.
 TEST(BpeEncodePairTest, TokenizeRequestMatchesLmEval) {

@@ -28,18 +28,7 @@ namespace {
 
 constexpr double kTolerance = 1e-4;
 
-std::string ModelPath() {
-  if (const char* p = std::getenv("FOCAL_DEFAULT_MODEL"); p != nullptr && *p) return p;
-  std::string cache;
-  if (const char* c = std::getenv("FOCAL_CACHE_DIR"); c != nullptr && *c) {
-    cache = c;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x) {
-    cache = std::string(x) + "/focal-eval";
-  } else {
-    cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.cache/focal-eval";
-  }
-  return cache + "/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
-}
+std::string ModelPath() { return testing::DefaultModelGguf(); }
 
 std::string Golden(const std::string& name) {
   return testing::SourcePath("tests/testdata/golden/forward/" + name);

@@ -45,6 +45,20 @@ std::string ShowLine(const std::optional<std::string_view>& line, size_t column)
 
 std::string SourcePath(const std::string& rel) { return std::string(FOCAL_SOURCE_DIR) + "/" + rel; }
 
+std::string DefaultModelGguf() {
+  if (const char* p = std::getenv("FOCAL_DEFAULT_MODEL"); p != nullptr && *p) return p;
+  std::string cache;
+  if (const char* c = std::getenv("FOCAL_CACHE_DIR"); c != nullptr && *c) {
+    cache = c;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x) {
+    cache = std::string(x) + "/focal-eval";
+  } else {
+    const char* home = std::getenv("HOME");
+    cache = std::string(home != nullptr ? home : ".") + "/.cache/focal-eval";
+  }
+  return cache + "/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+
 std::string SharedPath(const std::string& rel) {
   return std::string(FOCAL_SOURCE_DIR) + "/../shared/" + rel;
 }

@@ -51,6 +51,9 @@ MATCHER_P2(StatusIs, code, msg, "") {
 
 std::string SourcePath(const std::string& rel);      // under the source tree
 std::string SharedPath(const std::string& rel);      // under ../shared (may not exist)
+// Where scripts/fetch_default_model.sh puts the default model's GGUF
+// ($FOCAL_DEFAULT_MODEL overrides; may not exist).
+std::string DefaultModelGguf();
 bool SharedAvailable();
 // A fresh empty directory under the system temp dir, removed at exit.
 std::string MakeTempDir(const std::string& tag);
