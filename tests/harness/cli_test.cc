@@ -99,11 +99,7 @@ TEST(CliTest, InspectShowsVariant) {
 TEST(CliTest, InspectGguf) {
   const std::string path =
       testing::SharedPath("models/tiny-random-llama-2-gguf/llama-2-tiny-random.gguf");
-  if (!std::filesystem::exists(path)) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "missing under CI: " << path;
-    GTEST_SKIP() << "../shared not present (" << path << ")";
-  }
+  FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
   Result r = RunCli("inspect " + path);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("(GGUF v3, architecture llama, 12 tensors)"));

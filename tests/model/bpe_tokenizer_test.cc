@@ -262,11 +262,7 @@ TEST(BpeSmolLm2Test, MatchesHfTokenizers) {
 // (LoadTokenizer(GgufFile)), fetched by scripts/fetch_default_model.sh.
 TEST(BpeSmolLm2Test, GgufTokenizerMatchesHfTokenizers) {
   const std::string path = testing::DefaultModelGguf();
-  if (!std::filesystem::exists(path)) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "missing under CI: " << path;
-    GTEST_SKIP() << "no default model at " << path << "; run scripts/fetch_default_model.sh";
-  }
+  FOCAL_REQUIRE_FILE(path, "scripts/fetch_default_model.sh");
   auto gguf = GgufFile::Open(path);
   ASSERT_TRUE(gguf.ok()) << gguf.status();
   auto tok = LoadTokenizer(**gguf);

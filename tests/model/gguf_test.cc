@@ -1326,11 +1326,7 @@ TEST_F(GgufModelTest, RetrofitOfLearnedGgufIgnoresTau) {
 TEST_F(GgufModelTest, SharedTinyRandomLlama2) {
   const std::string path =
       testing::SharedPath("models/tiny-random-llama-2-gguf/llama-2-tiny-random.gguf");
-  if (!std::filesystem::exists(path)) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "missing under CI: " << path;
-    GTEST_SKIP() << "../shared not present (" << path << ")";
-  }
+  FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
   FOCAL_ASSERT_OK_AND_ASSIGN(auto f, GgufFile::Open(path));
   EXPECT_EQ(f->version(), 3u);
   FOCAL_ASSERT_OK_AND_ASSIGN(GgufTokenizerData tok, ReadGgufTokenizer(*f));

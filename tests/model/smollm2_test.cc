@@ -58,12 +58,9 @@ class SmolLm2Test : public ::testing::Test {
   }
   void SetUp() override {
     if (model_ != nullptr) return;
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") {
-      FAIL() << "missing under CI: " << ModelPath() << " (scripts/fetch_default_model.sh)";
-    }
-    GTEST_SKIP() << "no default model at " << ModelPath()
-                 << "; run scripts/fetch_default_model.sh (or set FOCAL_DEFAULT_MODEL)";
+    FOCAL_REQUIRE_FILE(ModelPath(),
+                       "scripts/fetch_default_model.sh, or set FOCAL_DEFAULT_MODEL");
+    FAIL() << "the default model exists but did not load: " << ModelPath();
   }
   static kernels::CpuBackend* backend_;
   static LanguageModel* model_;

@@ -65,6 +65,13 @@ std::string SharedPath(const std::string& rel) {
 
 bool SharedAvailable() { return fs::exists(SharedPath("README.md")); }
 
+std::string Stories260KDir() { return SourcePath("model/assets/stories260K"); }
+
+bool InCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string_view(ci) == "true";
+}
+
 std::string MakeTempDir(const std::string& tag) {
   std::string tmpl = (fs::temp_directory_path() / ("focal_" + tag + "_XXXXXX")).string();
   char* p = ::mkdtemp(tmpl.data());

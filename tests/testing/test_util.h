@@ -6,6 +6,7 @@
 #define FOCAL_TESTS_TESTING_TEST_UTIL_H_
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,25 @@ std::string SharedPath(const std::string& rel);      // under ../shared (may not
 // ($FOCAL_DEFAULT_MODEL overrides; may not exist).
 std::string DefaultModelGguf();
 bool SharedAvailable();
+// The stories260K checkpoint the tests use (HF format, as convert-llama2c
+// writes it).
+std::string Stories260KDir();
+// Whether the CI environment variable is "true": there a missing input file
+// is a failure, elsewhere the test skips and says why.
+bool InCi();
+
+// Ends the current test unless `path` exists: a failure under CI=true, a skip
+// elsewhere. `how` says where the file comes from. Use in a TEST body or SetUp.
+#define FOCAL_REQUIRE_FILE(path, how)                                             \
+  do {                                                                            \
+    const std::string focal_rf_path_ = (path);                                    \
+    if (!std::filesystem::exists(focal_rf_path_)) {                               \
+      if (::focal::testing::InCi()) {                                             \
+        FAIL() << "missing under CI: " << focal_rf_path_ << " (" << (how) << ")"; \
+      }                                                                           \
+      GTEST_SKIP() << "missing: " << focal_rf_path_ << " (" << (how) << ")";      \
+    }                                                                             \
+  } while (0)
 // A fresh empty directory under the system temp dir, removed at exit.
 std::string MakeTempDir(const std::string& tag);
 // Copies the files of directory `from` into new temp dir and returns it.
