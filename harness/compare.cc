@@ -123,9 +123,13 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
     return absl::InvalidArgumentError(
         "compare: give temperatures per model (--focal DIR@t=T), not --focal-temperature");
   }
-  std::vector<std::string> specs = {base_spec.empty() ? DefaultModelDir() : base_spec};
+  std::string default_model;
+  if (base_spec.empty() || focal_specs.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(default_model, FindDefaultModel());
+  }
+  std::vector<std::string> specs = {base_spec.empty() ? default_model : base_spec};
   if (focal_specs.empty()) {
-    specs.push_back(absl::StrCat(DefaultModelDir(), "@t=0.4"));
+    specs.push_back(absl::StrCat(default_model, "@t=0.4"));
   } else {
     specs.insert(specs.end(), focal_specs.begin(), focal_specs.end());
   }

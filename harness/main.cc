@@ -17,7 +17,8 @@ namespace {
 void AddModelFlags(CLI::App* cmd, focal::harness::ModelFlags& f, bool with_model_flag) {
   if (with_model_flag) {
     cmd->add_option("--model", f.model_dir,
-                    "HF-format model directory or .gguf file (default: the bundled stories260K)");
+                    "HF-format model directory or .gguf file (default: SmolLM2-135M-Instruct, see "
+                    "scripts/fetch_default_model.sh)");
   }
   cmd->add_option("--focal-temperature", f.focal_temperature,
                   "evaluate as constant-temperature focal attention with this t "
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
   std::string inspect_dir;
   CLI::App* inspect = app.add_subcommand("inspect", "summarise a model directory or GGUF file");
   inspect->add_option("MODEL_DIR", inspect_dir,
-                      "HF-format model directory or .gguf file (default: bundled)");
+                      "HF-format model directory or .gguf file (default: SmolLM2-135M-Instruct)");
   AddModelFlags(inspect, inspect_flags, false);
 
   focal::harness::ModelFlags gen_flags;
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
   int64_t max_new_tokens = 256;
   CLI::App* gen = app.add_subcommand("generate", "greedy text generation");
   AddModelFlags(gen, gen_flags, true);
-  gen->add_option("--prompt", prompt, "prompt text (default: empty, i.e. start from BOS)");
+  gen->add_option("--prompt", prompt, "prompt text (default: empty, i.e. start from BOS where the tokenizer adds one)");
   gen->add_option("--max-new-tokens", max_new_tokens, "tokens to generate")->capture_default_str();
 
   focal::harness::ModelFlags score_flags;
@@ -174,7 +175,7 @@ int main(int argc, char** argv) {
   report->add_option("--format", report_format, "md, csv, html, latex or json")
       ->capture_default_str();
   report->add_option("--baseline", report_baseline,
-                     "column to show deltas against, e.g. 'stories260K base'");
+                     "column to show deltas against, e.g. 'SmolLM2-135M-Instruct.Q4_1.gguf base'");
   report->add_option("--out", report_out, "write here (atomically) instead of stdout");
 
   std::string bin, tok, out_dir;
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
       "run", "evaluate models on tasks (lm-eval scoring), write results and samples");
   run->add_option("--model", run_flags.opts.models,
                   "HF-format model directory or .gguf file; repeat for several (default: "
-                  "bundled stories260K)");
+                  "SmolLM2-135M-Instruct)");
   run->add_option("--focal-temperature", run_flags.opts.focal_temperature,
                   "evaluate every model as constant-temperature focal attention with this t");
   run->add_option("--out", run_flags.opts.out, "results JSON (written atomically)");
@@ -201,10 +202,10 @@ int main(int argc, char** argv) {
   focal::harness::CompareSettings cmp;
   CLI::App* compare = app.add_subcommand(
       "compare", "base vs focal model(s) on identical requests: paired statistics and reports");
-  compare->add_option("--base", base_spec, "base model directory (default: bundled stories260K)");
+  compare->add_option("--base", base_spec, "base model directory or .gguf file (default: SmolLM2-135M-Instruct)");
   compare->add_option("--focal", focal_specs,
                       "focal model DIR or DIR@t=T (a retrofit); repeatable "
-                      "(default: the bundled model @t=0.4)");
+                      "(default: the default model @t=0.4)");
   compare->add_option("--out", report_dir, "report directory")->required();
   compare->add_option("--bootstrap", cmp.bootstrap_iters, "paired bootstrap resamples")
       ->capture_default_str();

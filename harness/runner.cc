@@ -486,7 +486,10 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
                          kernels::CreateBackend(o.device, o.threads));
   std::vector<std::string> models = o.models;
-  if (models.empty()) models.push_back(DefaultModelDir());
+  if (models.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(std::string default_model, FindDefaultModel());
+    models.push_back(std::move(default_model));
+  }
   std::string samples_text;
   for (size_t mi = 0; mi < models.size(); ++mi) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -36,6 +36,7 @@ using ::focal::testing::MakeTempDir;
 using ::focal::testing::MatchesGolden;
 using ::focal::testing::ReadFileOrDie;
 using ::focal::testing::SourcePath;
+using ::focal::testing::Stories260KDir;
 using ::focal::testing::StatusIs;
 using ::focal::testing::WriteStringToFile;
 using ::testing::AllOf;
@@ -69,7 +70,7 @@ class HotpotQaLongTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     auto tok =
-        model::SentencePieceTokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
+        model::SentencePieceTokenizer::Load(Stories260KDir() + "/tokenizer.model");
     ASSERT_TRUE(tok.ok()) << tok.status();
     tokenizer_ = tok->release();
   }

@@ -52,6 +52,7 @@ namespace {
 using ::focal::testing::MakeTempDir;
 using ::focal::testing::MatchesGolden;
 using ::focal::testing::SourcePath;
+using ::focal::testing::Stories260KDir;
 using ::focal::testing::StatusIs;
 using ::focal::testing::WriteStringToFile;
 using ::testing::AllOf;
@@ -73,7 +74,7 @@ int64_t GoldenLength(const std::string& task) { return Feasible(task, 1024) ? 10
 const model::Tokenizer& Tok() {
   static const model::Tokenizer* tok = [] {
     auto t =
-        model::SentencePieceTokenizer::Load(SourcePath("model/assets/stories260K/tokenizer.model"));
+        model::SentencePieceTokenizer::Load(Stories260KDir() + "/tokenizer.model");
     if (!t.ok()) {
       std::cerr << t.status() << "\n";
       std::abort();

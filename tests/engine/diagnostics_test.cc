@@ -125,7 +125,7 @@ class BundledModelTest : public ::testing::Test {
   std::unique_ptr<model::LanguageModel> Load(std::optional<double> t) {
     model::LoadOptions o;
     o.focal_temperature = t;
-    auto m = model::LanguageModel::Load(DefaultModelDir(), backend_, o);
+    auto m = model::LanguageModel::Load(testing::Stories260KDir(), backend_, o);
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? std::move(*m) : nullptr;
   }

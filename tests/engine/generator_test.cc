@@ -22,7 +22,7 @@ namespace {
 class GeneratorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto m = model::LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend_);
+    auto m = model::LanguageModel::Load(testing::Stories260KDir(), backend_);
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = std::move(*m);
   }
@@ -121,7 +121,7 @@ TEST(GeneratorHfTest, MatchesHfGreedyOnReferenceConfigs) {
       GenerationOptions o;
       o.prefill_chunk = 5;
       auto tok = model::SentencePieceTokenizer::Load(
-          testing::SourcePath("model/assets/stories260K/tokenizer.model"));
+          testing::Stories260KDir() + "/tokenizer.model");
       ASSERT_TRUE(tok.ok()) << tok.status();
       auto got = GenerateGreedy((*m)->transformer(), **tok, reqs, o);
       ASSERT_TRUE(got.ok()) << got.status();
@@ -167,7 +167,7 @@ TEST(GeneratorMemoryTest, LongPromptWithinEstimate) {
   const int64_t estimate = model::EstimateGenerationBytes((*m)->config(), n + 4, 2048, 1, backend);
   const int64_t before = PeakRssBytes();
   auto tok = model::SentencePieceTokenizer::Load(
-      testing::SourcePath("model/assets/stories260K/tokenizer.model"));
+      testing::Stories260KDir() + "/tokenizer.model");
   auto got = GenerateGreedy((*m)->transformer(), **tok, absl::MakeConstSpan(&req, 1), o);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)[0].tokens.size(), 4u);

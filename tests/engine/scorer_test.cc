@@ -20,7 +20,7 @@ namespace {
 class ScorerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto m = model::LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend_);
+    auto m = model::LanguageModel::Load(testing::Stories260KDir(), backend_);
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = std::move(*m);
   }

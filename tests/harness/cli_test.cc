@@ -17,7 +17,9 @@ using ::testing::HasSubstr;
 
 using Result = testing::CommandResult;
 
-Result RunCli(const std::string& args) { return testing::RunCommand(FOCAL_EVAL_BIN, args); }
+Result RunCli(const std::string& args) {
+  return testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
+}
 
 std::string Model(const std::string& name) {
   return testing::SourcePath("tests/testdata/models/" + name);
@@ -38,6 +40,52 @@ TEST(CliTest, HelpAndUsageErrors) {
   EXPECT_EQ(RunCli("frobnicate").code, 2);
   EXPECT_EQ(RunCli("score").code, 2);  // --text is required
   EXPECT_EQ(RunCli("convert-llama2c onlyone").code, 2);
+}
+
+// Without --model every command uses SmolLM2-135M-Instruct from the cache
+// scripts/fetch_default_model.sh fills; without it they say how to get it.
+TEST(CliTest, DefaultModelIsSmolLm2) {
+  const std::string unpinned = "env -u FOCAL_DEFAULT_MODEL " + std::string(FOCAL_EVAL_BIN);
+  Result missing = testing::RunCommand("FOCAL_CACHE_DIR=/nonexistent " + unpinned, "inspect");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/models/smollm2-135m-instruct/"
+                                     "SmolLM2-135M-Instruct.Q4_1.gguf"));
+  EXPECT_THAT(missing.err, HasSubstr("scripts/fetch_default_model.sh"));
+  EXPECT_EQ(testing::RunCommand("FOCAL_CACHE_DIR=/nonexistent " + unpinned,
+                                "run --tasks piqa --limit 1").code, 1);
+
+  FOCAL_REQUIRE_FILE(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh");
+  const std::string bin =
+      "FOCAL_DEFAULT_MODEL='" + testing::DefaultModelGguf() + "' " + FOCAL_EVAL_BIN;
+  Result inspect = testing::RunCommand(bin, "inspect");
+  ASSERT_EQ(inspect.code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, HasSubstr("SmolLM2-135M-Instruct.Q4_1.gguf (GGUF v3, architecture llama"));
+  EXPECT_THAT(inspect.out, HasSubstr("layers:       30"));
+  // `score` prepends BOS (<|im_start|> here) like the HF golden's sequence 0.
+  Result score = testing::RunCommand(
+      bin, "score --text 'The lighthouse keeper counted the ships that passed each night.'");
+  ASSERT_EQ(score.code, 0) << score.err;
+  auto golden = testing::ReadGoldenLogprobs(
+      testing::SourcePath("tests/testdata/golden/forward/smollm2_q4_1.txt"));
+  ASSERT_FALSE(golden.empty());
+  std::istringstream in(score.out);
+  std::string line;
+  size_t i = 0;
+  while (std::getline(in, line)) {
+    auto v = ParseJson(line, "stdout");
+    ASSERT_TRUE(v.ok()) << line;
+    ASSERT_LT(i, golden[0].logprob.size());
+    EXPECT_EQ(v->Find("token_id")->integer(), golden[0].tokens[i + 1]);
+    EXPECT_NEAR(v->Find("logprob")->number(), golden[0].logprob[i], 1e-4);
+    ++i;
+  }
+  EXPECT_EQ(i, golden[0].logprob.size());
+  Result gen = testing::RunCommand(bin, "generate --prompt 'The harbor' --max-new-tokens 4");
+  ASSERT_EQ(gen.code, 0) << gen.err;
+  EXPECT_THAT(gen.out, HasSubstr("The harbor"));
+  Result run = testing::RunCommand(bin, "run --tasks piqa --limit 2 --no-progress");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("SmolLM2-135M-Instruct.Q4_1.gguf base | piqa"));
 }
 
 TEST(CliTest, ScoreMatchesHfGolden) {

@@ -18,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 int RunCli(const std::string& args, std::string* out, std::string* err) {
-  testing::CommandResult r = testing::RunCommand(FOCAL_EVAL_BIN, args);
+  testing::CommandResult r = testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
   *out = r.out;
   *err = r.err;
   return r.code;

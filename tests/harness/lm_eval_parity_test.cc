@@ -85,7 +85,7 @@ std::map<std::string, std::map<int64_t, JsonValue>>* LmEvalParityTest::samples_ 
 
 TEST_F(LmEvalParityTest, EveryRequestMatches) {
   kernels::CpuBackend backend(1);
-  auto m = model::LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend);
+  auto m = model::LanguageModel::Load(testing::Stories260KDir(), backend);
   ASSERT_TRUE(m.ok());
   for (const char* task : kTasks) {
     SCOPED_TRACE(task);

@@ -18,7 +18,9 @@ using ::testing::HasSubstr;
 
 using Result = testing::CommandResult;
 
-Result RunCli(const std::string& args) { return testing::RunCommand(FOCAL_EVAL_BIN, args); }
+Result RunCli(const std::string& args) {
+  return testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
+}
 
 reports::RunResults Load(const std::string& path) {
   auto r = reports::ResultsFromJson(testing::ReadFileOrDie(path), path);

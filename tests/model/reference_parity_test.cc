@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ReferenceParityTest,
                                            "focal_learned_token", "focal_learned_mean"));
 
 TEST(ReferenceParityTest, BundledStories260K) {
-  ExpectMatchesGolden(testing::SourcePath("model/assets/stories260K"),
+  ExpectMatchesGolden(testing::Stories260KDir(),
                       testing::SourcePath("tests/testdata/golden/forward/stories260K.txt"));
 }
 

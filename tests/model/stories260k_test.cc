@@ -17,7 +17,7 @@ namespace {
 class Stories260KTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto m = LanguageModel::Load(testing::SourcePath("model/assets/stories260K"), backend_);
+    auto m = LanguageModel::Load(testing::Stories260KDir(), backend_);
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = std::move(*m);
   }

@@ -28,7 +28,7 @@ using ::focal::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-std::string Stories260K() { return AssetRoot() + "/model/assets/stories260K"; }
+std::string Stories260K() { return testing::Stories260KDir(); }
 
 // A temp directory holding the bundled tokenizer.model.
 std::string DirWithTokenizerModel(const std::string& tag) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tests/testing/test_util.h"
 
+#include "base/asset_root.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,19 +47,7 @@ std::string ShowLine(const std::optional<std::string_view>& line, size_t column)
 
 std::string SourcePath(const std::string& rel) { return std::string(FOCAL_SOURCE_DIR) + "/" + rel; }
 
-std::string DefaultModelGguf() {
-  if (const char* p = std::getenv("FOCAL_DEFAULT_MODEL"); p != nullptr && *p) return p;
-  std::string cache;
-  if (const char* c = std::getenv("FOCAL_CACHE_DIR"); c != nullptr && *c) {
-    cache = c;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x) {
-    cache = std::string(x) + "/focal-eval";
-  } else {
-    const char* home = std::getenv("HOME");
-    cache = std::string(home != nullptr ? home : ".") + "/.cache/focal-eval";
-  }
-  return cache + "/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
-}
+std::string DefaultModelGguf() { return DefaultModelPath(); }
 
 std::string SharedPath(const std::string& rel) {
   return std::string(FOCAL_SOURCE_DIR) + "/../shared/" + rel;
@@ -159,6 +149,10 @@ std::string GoldenPath(const std::string& rel) {
          << n + 1 << ", column " << column + 1 << "\n  expected: " << ShowLine(want, column)
          << "\n  actual:   " << ShowLine(got, column) << "\n(golden " << expected.size()
          << " bytes, actual " << actual.size() << " bytes)";
+}
+
+CommandResult RunOnStories260K(const std::string& binary, const std::string& args) {
+  return RunCommand("FOCAL_DEFAULT_MODEL='" + Stories260KDir() + "' " + binary, args);
 }
 
 CommandResult RunCommand(const std::string& binary, const std::string& args) {

@@ -102,6 +102,10 @@ struct CommandResult {
   std::string out, err;
 };
 CommandResult RunCommand(const std::string& binary, const std::string& args);
+// RunCommand with FOCAL_DEFAULT_MODEL set to Stories260KDir(): the CLI tests
+// run on the tiny model (the real default, SmolLM2-135M, is too slow for them;
+// CliTest.DefaultModelIsSmolLm2 covers it).
+CommandResult RunOnStories260K(const std::string& binary, const std::string& args);
 
 // One sequence of a golden file written by tests/reference/make_reference.py.
 struct GoldenSequence {
