@@ -108,7 +108,7 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
   } else if (gguf != nullptr && gguf->Has("tokenizer.ggml.model")) {
     absl::StatusOr<std::string> kind = gguf->GetString("tokenizer.ggml.model");
     out << "tokenizer:    none loaded (the GGUF embeds a '" << (kind.ok() ? *kind : "?")
-        << "' tokenizer; that loader is not implemented yet)\n";
+        << "' tokenizer that is not implemented)\n";
   } else {
     out << "tokenizer:    none (no tokenizer.model)\n";
   }

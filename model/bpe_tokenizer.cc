@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -521,6 +522,68 @@ absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_
       "' is not a pre-tokenizer we implement (default, gpt-2, llama-bpe, smollm, starcoder)"));
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScores(
+    absl::Span<const std::string> tokens, absl::Span<const float> scores,
+    absl::string_view source, absl::string_view field) {
+  const auto error = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", field, ": ", what));
+  };
+  if (tokens.size() != scores.size()) {
+    return error(absl::StrCat(scores.size(), " scores for ", tokens.size(), " tokens"));
+  }
+  absl::flat_hash_map<absl::string_view, int32_t> ids;
+  ids.reserve(tokens.size());
+  std::vector<int32_t> lengths(tokens.size());  // in code points
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    // Python sorts NaN keys inconsistently: such a vocabulary has no order.
+    if (std::isnan(scores[i])) return error(absl::StrCat("score ", i, " ('", t, "') is NaN"));
+    if (!IsValidUtf8(t)) return error(absl::StrCat("token ", i, " is not valid UTF-8"));
+    if (!ids.emplace(t, static_cast<int32_t>(i)).second) {
+      return error(absl::StrCat("token ", i, " '", t, "' is listed twice (first as ",
+                                ids[t], ")"));
+    }
+    int32_t n = 0;
+    for (size_t pos = 0; pos < t.size(); pos += Utf8Length(static_cast<unsigned char>(t[pos]))) {
+      ++n;
+    }
+    lengths[i] = n;
+  }
+  struct Candidate {
+    int32_t left, right;  // token ids
+    float score;          // of the whole token
+  };
+  std::vector<Candidate> all;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const absl::string_view t = tokens[i];
+    // Splits in code point order give increasing left ids only by chance:
+    // transformers orders each token's splits by (left id, right id).
+    std::vector<Candidate> local;
+    for (size_t cut = Utf8Length(static_cast<unsigned char>(t[0])); cut < t.size();
+         cut += Utf8Length(static_cast<unsigned char>(t[cut]))) {
+      auto l = ids.find(t.substr(0, cut));
+      if (l == ids.end()) continue;
+      auto r = ids.find(t.substr(cut));
+      if (r == ids.end()) continue;
+      local.push_back({l->second, r->second, scores[i]});
+    }
+    std::sort(local.begin(), local.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(a.left, a.right) < std::tie(b.left, b.right);
+    });
+    all.insert(all.end(), local.begin(), local.end());
+  }
+  // sorted(..., key=(score, len(left), len(right)), reverse=True) keeps equal
+  // keys in their original order: a stable sort on the descending key.
+  std::stable_sort(all.begin(), all.end(), [&](const Candidate& a, const Candidate& b) {
+    return std::make_tuple(a.score, lengths[a.left], lengths[a.right]) >
+           std::make_tuple(b.score, lengths[b.left], lengths[b.right]);
+  });
+  std::vector<std::pair<std::string, std::string>> merges;
+  merges.reserve(all.size());
+  for (const Candidate& c : all) merges.emplace_back(tokens[c.left], tokens[c.right]);
+  return merges;
+}
+
 BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 BpeTokenizer::~BpeTokenizer() = default;
 
@@ -566,12 +629,23 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer>> BpeTokenizer::FromParts(
       spec.decoder = {DecoderStep{}};
       break;
     }
-    case BpePreTokenizerKind::kSentencePiece: {
-      spec.normalizer = {{NormalizerStep::Type::kPrepend, "", "\xE2\x96\x81"},
-                         {NormalizerStep::Type::kReplace, " ", "\xE2\x96\x81"}};
+    case BpePreTokenizerKind::kSentencePiece:
+    case BpePreTokenizerKind::kLlamaGguf: {
+      if (parts.kind == BpePreTokenizerKind::kSentencePiece) {
+        spec.normalizer = {{NormalizerStep::Type::kPrepend, "", "\xE2\x96\x81"},
+                           {NormalizerStep::Type::kReplace, " ", "\xE2\x96\x81"}};
+      } else {
+        PreTokenizerStep metaspace;
+        metaspace.type = PreTokenizerStep::Type::kMetaspace;
+        metaspace.replacement = "\xE2\x96\x81";
+        metaspace.prepend_scheme = PreTokenizerStep::Prepend::kFirst;
+        metaspace.split = false;
+        spec.pre_tokenizer = {metaspace};
+      }
       spec.byte_fallback = true;
       spec.fuse_unk = true;
-      if (parts.unk_id >= 0) {
+      // transformers builds the GGUF tokenizer's BPE model without unk_token.
+      if (parts.unk_id >= 0 && parts.kind == BpePreTokenizerKind::kSentencePiece) {
         if (parts.unk_id >= static_cast<int32_t>(parts.vocab.size())) {
           return SpecError(spec, "unk_id", absl::StrCat(parts.unk_id, " is not a token"));
         }

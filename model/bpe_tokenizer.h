@@ -58,7 +58,13 @@ namespace focal::model {
 //                   pre-tokenizer, byte_fallback and fuse_unk; decoder
 //                   Replace("▁", " ") + ByteFallback + Fuse + Strip(" ", 1, 0)
 //                   (Llama 2, Mistral as tokenizer.json)
-enum class BpePreTokenizerKind { kGpt2, kLlama3, kSmolLm, kSentencePiece };
+//   kLlamaGguf      transformers 5's LlamaTokenizer as it is built for a GGUF
+//                   'llama' vocabulary: no normalizer, Metaspace("▁",
+//                   prepend_scheme "first", no split), byte_fallback and
+//                   fuse_unk but no unknown token in the model (a character
+//                   with neither a token nor <0xNN> byte tokens is dropped);
+//                   decoder as kSentencePiece
+enum class BpePreTokenizerKind { kGpt2, kLlama3, kSmolLm, kSentencePiece, kLlamaGguf };
 
 // The kind for GGUF's tokenizer.ggml.pre (model "gpt2"):
 //   "default", "gpt-2"       -> kGpt2 ("default" is what files written before
@@ -68,9 +74,21 @@ enum class BpePreTokenizerKind { kGpt2, kLlama3, kSmolLm, kSentencePiece };
 //   "llama-bpe"              -> kLlama3
 //   "smollm", "starcoder"    -> kSmolLm
 // Other names are InvalidArgument naming the name. GGUF model "llama" (a
-// sentencepiece vocabulary) is kSentencePiece, but its merges must be derived
-// from the token scores first; that is the GGUF loader's business.
+// sentencepiece vocabulary) is kLlamaGguf, with merges derived from the
+// token scores (MergesFromScores); that is the GGUF loader's business.
 absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_view pre);
+
+// The merges transformers (5.x, tokenization_utils_base.generate_merges)
+// derives from a sentencepiece vocabulary and its scores: for every token, in
+// order, each split into two tokens (at a code point) that are both in the
+// vocabulary, ordered by their ids; then all of them stably sorted by the
+// whole token's score, the left part's and the right part's length in code
+// points, each descending. InvalidArgument naming `source` and `field` with
+// the index for a NaN score, a token that is not UTF-8 or listed twice, or
+// lengths that differ.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScores(
+    absl::Span<const std::string> tokens, absl::Span<const float> scores,
+    absl::string_view source, absl::string_view field);
 
 struct BpeAddedToken {
   int32_t id = -1;

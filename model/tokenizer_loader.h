@@ -26,9 +26,17 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(absl::string_view model
 // ReadGgufTokenizer): model "gpt2" is a byte-level BpeTokenizer with the
 // pre-tokenizer of tokenizer.ggml.pre, control tokens (type 3) special and
 // user-defined ones (type 4) added, BOS prepended by convention only with
-// tokenizer.ggml.add_bos_token. Other models are Unimplemented naming the
-// file; NotFound when the file has no tokenizer. sha256() covers the
-// vocabulary, merges, token types and pre-tokenizer.
+// tokenizer.ggml.add_bos_token. Model "llama" (sentencepiece: tokens,
+// scores, token types) is a BpeTokenizer encoding as transformers 5.24's
+// AutoTokenizer.from_pretrained(dir, gguf_file=...) does: merges derived from
+// the scores, Metaspace with "▁" prepended to the text's start (whatever
+// tokenizer.ggml.add_space_prefix says), byte fallback, BOS added unless
+// tokenizer.ggml.add_bos_token is false (see LoadGgufLlama in the .cc).
+// Other models, and "llama" vocabularies of gemma/phi3 architectures or with
+// a tokenizer.ggml.pre, are Unimplemented naming the file; NotFound when the
+// file has no tokenizer; InvalidArgument for bad metadata (missing scores, a
+// NaN score, a token type outside 0-6, duplicate tokens). sha256() covers
+// the vocabulary, merges or scores, token types, special ids and flags.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& gguf);
 
 }  // namespace focal::model

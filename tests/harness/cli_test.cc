@@ -14,6 +14,7 @@ namespace focal {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Result = testing::CommandResult;
 
@@ -155,15 +156,21 @@ TEST(CliTest, InspectGguf) {
   EXPECT_THAT(r.out, HasSubstr("layers:       1"));
   EXPECT_THAT(r.out, HasSubstr("heads:        2 query, 2 kv, head_dim 4"));
   EXPECT_THAT(r.out, HasSubstr("vocab:        32000\n"));
-  EXPECT_THAT(r.out, HasSubstr("embeds a 'llama' tokenizer"));
+  EXPECT_THAT(r.out, HasSubstr("tokenizer:    bpe, 32000 pieces, bos 1, eos 2\n"));
   // The weights' hash is the GGUF file's.
   const size_t at = r.out.find("weights_sha256: ");
   ASSERT_NE(at, std::string::npos);
   const std::string sha = r.out.substr(at + 16, 64);
   EXPECT_THAT(r.out, HasSubstr("  " + sha + "  llama-2-tiny-random.gguf\n"));
-  Result score = RunCli("score --model " + path + " --text hi");
-  EXPECT_EQ(score.code, 1);
-  EXPECT_THAT(score.err, HasSubstr("GGUF-embedded tokenizer"));
+  // Its embedded Llama 2 vocabulary tokenizes as transformers does
+  // ([1, 15043, 3186, 29991], the first text of
+  // golden/forward/gguf_tiny_random_llama2.txt, whose log-probs gguf_test checks).
+  Result score = RunCli("score --model " + path + " --text 'Hello world!'");
+  ASSERT_EQ(score.code, 0) << score.err;
+  EXPECT_THAT(score.out, HasSubstr("{\"position\": 1, \"token_id\": 15043, \"logprob\": -10.33775"));
+  EXPECT_THAT(score.out, HasSubstr("{\"position\": 2, \"token_id\": 3186, "));
+  EXPECT_THAT(score.out, HasSubstr("{\"position\": 3, \"token_id\": 29991, "));
+  EXPECT_THAT(score.out, Not(HasSubstr("\"position\": 4")));
 }
 
 TEST(CliTest, ClearErrorsAndNonZeroExit) {

@@ -8,11 +8,13 @@
 // safetensors model does.
 #include "model/gguf.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <random>
 #include <set>
@@ -744,6 +746,7 @@ std::string PermuteLikeLlamaCpp(const std::string& raw, int64_t rows, int64_t n_
 struct ConvertOptions {
   bool permute = true;
   bool vocab_from_tokens = false;  // write a token list instead of llama.vocab_size
+  bool llama_specials = false;     // that list starts <unk> <s> </s>, not t0 t1 t2
 };
 
 // Writes the HF checkpoint `hf_dir` as a llama GGUF, as llama.cpp's converter
@@ -776,6 +779,11 @@ GgufBuilder ConvertToGguf(const std::string& hf_dir, const ConvertOptions& o = {
   if (o.vocab_from_tokens) {
     std::vector<std::string> tokens;
     for (int64_t i = 0; i < c.vocab_size; ++i) tokens.push_back(absl::StrCat("t", i));
+    if (o.llama_specials) {
+      tokens[0] = "<unk>";
+      tokens[1] = "<s>";
+      tokens[2] = "</s>";
+    }
     b.AddString("tokenizer.ggml.model", "llama");
     b.AddStringArray("tokenizer.ggml.tokens", tokens);
   } else {
@@ -1215,17 +1223,38 @@ TEST_F(GgufModelTest, LoadsFromFileOrDirectory) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/no/such/model.gguf")));
 }
 
-// "gpt2" (byte-level BPE) vocabularies load (smollm2_test); "llama"
-// (sentencepiece scores) ones are refused by name.
-TEST_F(GgufModelTest, SentencePieceTokenizerNotImplemented) {
-  const std::string path =
+// "gpt2" (byte-level BPE) vocabularies load (smollm2_test); so do "llama"
+// (sentencepiece) ones with scores (gguf_llama_tokenizer_test has the
+// goldens); one without scores is bad metadata, an error even when no
+// tokenizer is required.
+TEST_F(GgufModelTest, SentencePieceTokenizerLoadsWithScores) {
+  std::vector<float> scores(320);
+  for (int i = 0; i < 320; ++i) scores[i] = -static_cast<float>(i);
+  // Without "<s>", "</s>", "<unk>" transformers appends them after the
+  // vocabulary: ids the model does not have, refused by name.
+  GgufBuilder t_names = ConvertToGguf(ModelPath("gqa_untied"), {.vocab_from_tokens = true});
+  t_names.AddF32Array("tokenizer.ggml.scores", scores);
+  EXPECT_THAT(Load(WriteBytes(t_names.Build())),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tokenizer has 323 pieces but the GGUF's vocab size is 320")));
+
+  GgufBuilder with_scores = ConvertToGguf(
+      ModelPath("gqa_untied"), {.vocab_from_tokens = true, .llama_specials = true});
+  with_scores.AddF32Array("tokenizer.ggml.scores", scores);
+  const std::string path = WriteBytes(with_scores.Build());
+  FOCAL_ASSERT_OK_AND_ASSIGN(auto m, Load(path, /*require_tokenizer=*/true));
+  ASSERT_NE(m->tokenizer(), nullptr);
+  EXPECT_EQ(m->tokenizer()->vocab_size(), 320);
+  EXPECT_TRUE(m->tokenizer()->adds_bos());
+  EXPECT_THAT(*m->tokenizer()->Encode("", /*add_bos=*/true), ElementsAre(1));
+
+  const std::string no_scores =
       WriteBytes(ConvertToGguf(ModelPath("gqa_untied"), {.vocab_from_tokens = true}).Build());
-  FOCAL_ASSERT_OK_AND_ASSIGN(auto m, Load(path));
-  EXPECT_EQ(m->tokenizer(), nullptr);
-  EXPECT_THAT(Load(path, /*require_tokenizer=*/true),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       AllOf(HasSubstr(path), HasSubstr("GGUF-embedded tokenizer"),
-                             HasSubstr("'llama'"), HasSubstr("is not implemented"))));
+  for (bool require : {false, true}) {
+    EXPECT_THAT(Load(no_scores, require),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr(no_scores), HasSubstr("tokenizer.ggml.scores is missing"))));
+  }
   const std::string no_tok = WriteBytes(ConvertToGguf(ModelPath("gqa_untied")).Build());
   EXPECT_THAT(Load(no_tok, /*require_tokenizer=*/true),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("GGUF has no tokenizer")));
@@ -1366,8 +1395,26 @@ TEST_F(GgufModelTest, SharedTinyRandomLlama2) {
     EXPECT_TRUE(std::isfinite(x));
     EXPECT_LT(x, 0);
   }
-  EXPECT_THAT(Load(path, /*require_tokenizer=*/true),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("GGUF-embedded tokenizer")));
+  // Its Llama 2 vocabulary loads (ids checked in gguf_llama_tokenizer_test),
+  // and the model scores our texts as HF's LlamaForCausalLM loaded from the
+  // same file does (tests/reference/make_gguf_llama_tokenizer_reference.py).
+  FOCAL_ASSERT_OK_AND_ASSIGN(auto with_tok, Load(path, /*require_tokenizer=*/true));
+  ASSERT_NE(with_tok->tokenizer(), nullptr);
+  EXPECT_THAT(*with_tok->tokenizer()->Encode("Hello world!", true),
+              ElementsAre(1, 15043, 3186, 29991));
+  const std::vector<testing::GoldenSequence> golden = testing::ReadGoldenLogprobs(
+      testing::GoldenPath("forward/gguf_tiny_random_llama2.txt"));
+  ASSERT_EQ(golden.size(), 3u);
+  double max_diff = 0;
+  for (const testing::GoldenSequence& g : golden) {
+    const std::vector<double> got = LogProbs(*with_tok, g.tokens);
+    ASSERT_EQ(got.size(), g.logprob.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], g.logprob[i], 1e-4) << "position " << i + 1;
+      max_diff = std::max(max_diff, std::abs(got[i] - g.logprob[i]));
+    }
+  }
+  std::cout << "max |logprob - HF| over the golden: " << max_diff << "\n";
 }
 
 }  // namespace
