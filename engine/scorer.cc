@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/json_writer.h"
@@ -32,22 +33,40 @@ std::string TokenizedRequest::Key() const {
   return h.HexDigest();
 }
 
+bool ResolveAddBos(BosPolicy policy, const model::Tokenizer& tok) {
+  return policy == BosPolicy::kAlways || (policy == BosPolicy::kAuto && tok.adds_bos());
+}
+
 absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bool add_bos,
                                                  int64_t max_length,
                                                  const tasks::LoglikelihoodRequest& req) {
   std::string context = req.context, continuation = req.continuation;
   std::vector<int32_t> ctx, cont;
+  // lm-eval's prefix_token_id: what an empty context is, and whose text at
+  // the start of a string turns its special tokens off.
+  const int32_t prefix = tok.bos_id() >= 0 ? tok.bos_id() : tok.eos_id();
+  const std::string prefix_text = prefix >= 0 ? tok.IdToPiece(prefix) : std::string();
+  auto encode = [&](absl::string_view text) {
+    const bool spelt = !prefix_text.empty() && absl::StartsWith(text, prefix_text);
+    return tok.Encode(text, add_bos && !spelt);
+  };
   if (context.empty()) {
-    const int32_t prefix = tok.bos_id() >= 0 ? tok.bos_id() : tok.eos_id();
-    ctx = {prefix};
+    if (prefix < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "empty context before '", req.continuation.substr(0, 60),
+          "': the tokenizer has neither BOS nor EOS to stand for it (", tok.path(), ")"));
+    }
     FOCAL_ASSIGN_OR_RETURN(cont, tok.Encode(continuation, /*add_bos=*/false));
+    ctx = {prefix};
+    // The continuation's own leading prefix token is the context then.
+    if (!cont.empty() && cont.front() == prefix) cont.erase(cont.begin());
   } else {
     size_t keep = context.size();
     while (keep > 0 && IsPySpace(static_cast<unsigned char>(context[keep - 1]))) --keep;
     continuation = context.substr(keep) + continuation;
     context.resize(keep);
-    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> whole, tok.Encode(context + continuation, add_bos));
-    FOCAL_ASSIGN_OR_RETURN(ctx, tok.Encode(context, add_bos));
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> whole, encode(context + continuation));
+    FOCAL_ASSIGN_OR_RETURN(ctx, encode(context));
     if (whole.size() >= ctx.size()) cont.assign(whole.begin() + ctx.size(), whole.end());
   }
   if (cont.empty()) {

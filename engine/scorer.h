@@ -34,10 +34,20 @@ struct TokenizedRequest {
   std::string Key() const;  // hex SHA-256 of the exact token sequences
 };
 
-// lm-eval's _encode_pair: trailing whitespace of the context moves to the
-// continuation; the continuation is encode(context + continuation) minus the
-// encode(context) prefix; an empty context becomes [BOS] (else [EOS]).
-// Then lm-eval's left truncation to `max_length`.
+// Whether requests get BOS under `policy`: always, never, or (auto) the
+// tokenizer's own convention (Tokenizer::adds_bos), as lm-eval's HF backend
+// encodes with add_special_tokens=True by default.
+bool ResolveAddBos(BosPolicy policy, const model::Tokenizer& tok);
+
+// lm-eval's request encoding (0.4.13 HFLM: loglikelihood, _encode_pair,
+// tok_encode): trailing whitespace of the context moves to the continuation;
+// the continuation is encode(context + continuation) minus the
+// encode(context) prefix. BOS goes first when `add_bos`, except on a string
+// that already starts with the prefix token's text (lm-eval's
+// has_bos_prefix). An empty context becomes [prefix token] (BOS, else EOS)
+// and the continuation is encoded without BOS; when that encoding itself
+// starts with the prefix token, that token is the context instead. Then
+// lm-eval's left truncation to `max_length`.
 absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bool add_bos,
                                                  int64_t max_length,
                                                  const tasks::LoglikelihoodRequest& req);

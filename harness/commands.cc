@@ -143,11 +143,19 @@ absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
   if (max_new_tokens < 0) return absl::InvalidArgumentError("--max-new-tokens must be >= 0");
   FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/true));
   const model::Tokenizer& tok = *l.model->tokenizer();
-  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(prompt, /*add_bos=*/true));
+  // BOS as the tokenizer's convention has it (HF's add_special_tokens): a
+  // GPT-2 style tokenizer has none and adds none.
+  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(prompt, tok.adds_bos()));
   if (ids.empty()) {
-    return absl::InvalidArgumentError(
-        "generate: nothing to start from: the prompt is empty and this model's tokenizer adds "
-        "no BOS token; give --prompt");
+    // Nothing to condition on: start from the token lm-eval uses for an
+    // empty context (BOS, else EOS, e.g. GPT-2's <|endoftext|>).
+    const int32_t start = tok.bos_id() >= 0 ? tok.bos_id() : tok.eos_id();
+    if (start < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the prompt is empty and the tokenizer (", tok.path(),
+          ") has no BOS or EOS token to start from: give --prompt"));
+    }
+    ids.push_back(start);
   }
   const std::vector<int64_t> stop = l.model->StopIds();
   FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> gen,
@@ -162,7 +170,10 @@ absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
 absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add_bos,
                       std::ostream& out) {
   FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/true));
-  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, l.model->tokenizer()->Encode(text, add_bos));
+  const model::Tokenizer& tok = *l.model->tokenizer();
+  // BOS only where the tokenizer's convention adds one, as lm-eval's
+  // `--add-bos auto` (a tokenizer without BOS is not an error).
+  FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, add_bos && tok.adds_bos()));
   if (ids.size() < 2) {
     return absl::InvalidArgumentError(
         "--text gives fewer than 2 tokens: nothing to score (every token after the first)");

@@ -23,8 +23,12 @@ struct ModelFlags {
 };
 
 absl::Status RunInspect(const ModelFlags& flags, std::ostream& out);
+// Greedy decoding from the prompt, BOS first when the tokenizer adds one; an
+// empty prompt without BOS starts from EOS (lm-eval's empty-context token).
 absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
                          int64_t max_new_tokens, std::ostream& out);
+// Per-token log-probabilities of `text`; BOS first when `add_bos` (false for
+// --no-bos) and the tokenizer adds one (Tokenizer::adds_bos).
 absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add_bos,
                       std::ostream& out);
 // `focal-eval merge`: joins --shard I/N results into the unsharded result.

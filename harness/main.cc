@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   int64_t max_new_tokens = 256;
   CLI::App* gen = app.add_subcommand("generate", "greedy text generation");
   AddModelFlags(gen, gen_flags, true);
-  gen->add_option("--prompt", prompt, "prompt text (default: empty, i.e. start from BOS where the tokenizer adds one)");
+  gen->add_option("--prompt", prompt, "prompt text (default: empty, i.e. start from BOS, or EOS without one)");
   gen->add_option("--max-new-tokens", max_new_tokens, "tokens to generate")->capture_default_str();
 
   focal::harness::ModelFlags score_flags;
@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
       "score", "per-token log-probabilities of a text, one JSON object per line");
   AddModelFlags(score, score_flags, true);
   score->add_option("--text", text, "text to score")->required();
-  score->add_flag("--no-bos", no_bos, "do not prepend BOS");
+  score->add_flag("--no-bos", no_bos,
+                  "do not prepend BOS (default: prepended when the tokenizer adds one)");
 
   std::vector<std::string> merge_files;
   std::string merge_out;

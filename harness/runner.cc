@@ -243,8 +243,7 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
   FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(lm.model->store()));
   const std::string tok_sha = lm.tok->sha256();
   // auto: the tokenizer's own convention, as lm-eval's HF backend.
-  lm.add_bos = o.bos == engine::BosPolicy::kAlways ||
-               (o.bos == engine::BosPolicy::kAuto && lm.tok->adds_bos());
+  lm.add_bos = engine::ResolveAddBos(o.bos, *lm.tok);
   lm.max_length = lm.model->config().max_position_embeddings;
   lm.run = results.add_models();
   lm.run->set_model_path(dir);

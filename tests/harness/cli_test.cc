@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // End-to-end: the focal-eval binary as a user runs it.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "base/json.h"
+#include "model/tokenizer_loader.h"
 #include "tests/testing/test_util.h"
 
 namespace focal {
@@ -62,7 +66,9 @@ TEST(CliTest, DefaultModelIsSmolLm2) {
   ASSERT_EQ(inspect.code, 0) << inspect.err;
   EXPECT_THAT(inspect.out, HasSubstr("SmolLM2-135M-Instruct.Q4_1.gguf (GGUF v3, architecture llama"));
   EXPECT_THAT(inspect.out, HasSubstr("layers:       30"));
-  // `score` prepends BOS (<|im_start|> here) like the HF golden's sequence 0.
+  // SmolLM2's tokenizer adds no BOS (as HF's), so `score` starts at the text's
+  // first token: the HF golden's sequence 0 after its explicit BOS. (The
+  // log-probs themselves are smollm2_test's.)
   Result score = testing::RunCommand(
       bin, "score --text 'The lighthouse keeper counted the ships that passed each night.'");
   ASSERT_EQ(score.code, 0) << score.err;
@@ -75,12 +81,11 @@ TEST(CliTest, DefaultModelIsSmolLm2) {
   while (std::getline(in, line)) {
     auto v = ParseJson(line, "stdout");
     ASSERT_TRUE(v.ok()) << line;
-    ASSERT_LT(i, golden[0].logprob.size());
-    EXPECT_EQ(v->Find("token_id")->integer(), golden[0].tokens[i + 1]);
-    EXPECT_NEAR(v->Find("logprob")->number(), golden[0].logprob[i], 1e-4);
+    ASSERT_LT(i + 2, golden[0].tokens.size());
+    EXPECT_EQ(v->Find("token_id")->integer(), golden[0].tokens[i + 2]);
     ++i;
   }
-  EXPECT_EQ(i, golden[0].logprob.size());
+  EXPECT_EQ(i + 2, golden[0].tokens.size());
   Result gen = testing::RunCommand(bin, "generate --prompt 'The harbor' --max-new-tokens 4");
   ASSERT_EQ(gen.code, 0) << gen.err;
   EXPECT_THAT(gen.out, HasSubstr("The harbor"));
@@ -127,6 +132,75 @@ TEST(CliTest, GenerateBundledModel) {
   Result p = RunCli("generate --prompt 'The dog' --max-new-tokens 10 --focal-temperature 0.4");
   ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_THAT(p.out, ::testing::StartsWith("The dog"));
+}
+
+// A checkpoint with a tokenizer.json (no tokenizer.model): `score` and
+// `generate` against HF transformers (tests/reference/make_bpe_model_reference.py).
+// bpe_llama3 adds BOS (its post-processor's template); bpe_gpt2 has none, so
+// nothing is prepended and an empty prompt starts from EOS.
+std::vector<int32_t> GoldenIds(const std::string& file, const std::string& kind, int index) {
+  std::istringstream in(testing::ReadFileOrDie(testing::GoldenPath("forward/" + file)));
+  std::string line;
+  for (int seen = 0; std::getline(in, line);) {
+    if (line.rfind(kind + " ", 0) != 0 || seen++ != index) continue;
+    std::istringstream ls(line.substr(kind.size()));
+    std::vector<int32_t> ids;
+    for (int32_t v; ls >> v;) ids.push_back(v);
+    return ids;
+  }
+  ADD_FAILURE() << file << " has no " << kind << " line " << index;
+  return {};
+}
+
+TEST(CliTest, ScoreBpeModelsMatchHf) {
+  for (const std::string name : {"bpe_llama3", "bpe_gpt2"}) {
+    SCOPED_TRACE(name);
+    // The golden's text 0 (tests/model/bpe_model_parity_test.cc checks its hash).
+    Result r = RunCli("score --model " + Model(name) +
+                      " --text 'A small robot named Pim watered the tomatoes at 6:45 every morning.'");
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto golden = testing::ReadGoldenLogprobs(testing::GoldenPath("forward/" + name + ".txt"));
+    ASSERT_FALSE(golden.empty());
+    std::istringstream in(r.out);
+    std::string line;
+    size_t i = 0;
+    while (std::getline(in, line)) {
+      auto v = ParseJson(line, "stdout");
+      ASSERT_TRUE(v.ok()) << line;
+      ASSERT_LT(i, golden[0].logprob.size());
+      EXPECT_EQ(v->Find("token_id")->integer(), golden[0].tokens[i + 1]);
+      EXPECT_NEAR(v->Find("logprob")->number(), golden[0].logprob[i], 1e-4);
+      ++i;
+    }
+    EXPECT_EQ(i, golden[0].logprob.size());
+  }
+  // --no-bos drops the BOS of bpe_llama3: one scored token fewer.
+  Result bos = RunCli("score --model " + Model("bpe_llama3") + " --text 'A small robot'");
+  Result nobos = RunCli("score --model " + Model("bpe_llama3") + " --no-bos --text 'A small robot'");
+  ASSERT_EQ(bos.code, 0) << bos.err;
+  ASSERT_EQ(nobos.code, 0) << nobos.err;
+  auto count = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  EXPECT_EQ(count(bos.out), count(nobos.out) + 1);
+}
+
+TEST(CliTest, GenerateBpeModelsMatchHfGreedy) {
+  for (const std::string name : {"bpe_llama3", "bpe_gpt2"}) {
+    auto tok = model::LoadTokenizer(Model(name));
+    ASSERT_TRUE(tok.ok()) << tok.status();
+    for (int p = 0; p < 2; ++p) {  // the golden's prompts: "A small robot", then ""
+      SCOPED_TRACE(name + " prompt " + std::to_string(p));
+      std::vector<int32_t> ids = GoldenIds(name + "_greedy.txt", "prompt", p);
+      const std::vector<int32_t> greedy = GoldenIds(name + "_greedy.txt", "greedy", p);
+      ASSERT_EQ(greedy.size(), 12u);
+      ids.insert(ids.end(), greedy.begin(), greedy.end());
+      auto expected = (*tok)->Decode(ids);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      Result r = RunCli("generate --model " + Model(name) + " --max-new-tokens 12" +
+                        (p == 0 ? " --prompt 'A small robot'" : ""));
+      ASSERT_EQ(r.code, 0) << r.err;
+      EXPECT_EQ(r.out, *expected + "\n");
+    }
+  }
 }
 
 TEST(CliTest, InspectShowsVariant) {

@@ -275,14 +275,22 @@ PAIRS = [
 def encode_pair(tok, context, continuation, bos):
     """lm-eval's HFLM._encode_pair with BOS prepended when `bos` is an id:
     trailing whitespace of the context moves to the continuation; the
-    continuation's ids are those of context+continuation past the context's."""
+    continuation's ids are those of context+continuation past the context's.
+    As lm-eval's tok_encode (has_bos_prefix), a string that already starts
+    with the BOS token's text gets no BOS (checked against lm-eval itself by
+    lm_eval_bpe_reference.py)."""
     n_spaces = len(context) - len(context.rstrip())
     if n_spaces > 0:
         continuation = context[-n_spaces:] + continuation
         context = context[:-n_spaces]
-    prefix = [bos] if bos is not None else []
-    whole = prefix + tok.encode(context + continuation, add_special_tokens=False).ids
-    context_enc = prefix + tok.encode(context, add_special_tokens=False).ids
+
+    def encode(s):
+        spelt = bos is not None and s.startswith(tok.id_to_token(bos))
+        prefix = [bos] if bos is not None and not spelt else []
+        return prefix + tok.encode(s, add_special_tokens=False).ids
+
+    whole = encode(context + continuation)
+    context_enc = encode(context)
     return context_enc, whole[len(context_enc):]
 
 
