@@ -87,7 +87,7 @@ def run_lm_eval(stage_dir, work, limit, batch_size, python):
     env = dict(os.environ, FOCAL_LM_EVAL_DATA=stage_dir, HF_HUB_OFFLINE="1",
                HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     out = os.path.join(work, "lm_eval.json")
-    args = json.dumps([TASKS, limit, batch_size, os.path.join(REPO, "model", "assets", "stories260K"),
+    args = json.dumps([TASKS, limit, batch_size, os.path.join(REPO, "build", "testdata", "stories260K"),
                        os.path.join(REPO, "tests", "reference", "lm_eval_tasks"), out])
     t0 = time.monotonic()
     log = os.path.join(work, "lm_eval.log")

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   const std::string shared = root + "/../shared";
   const bool have_shared = std::filesystem::exists(shared + "/data");
   const std::string tok_path = have_shared ? shared + "/models/llama2-tokenizer/tokenizer.model"
-                                           : root + "/model/assets/stories260K/tokenizer.model";
+                                           : std::string(FOCAL_STORIES260K_DIR) + "/tokenizer.model";
   auto tok = focal::model::SentencePieceTokenizer::Load(tok_path);
   if (!tok.ok()) {
     std::fprintf(stderr, "%s\n", std::string(tok.status().message()).c_str());

@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
 
   focal::model::LoadOptions opts;
   opts.transformer.allow_length_extrapolation = true;  // stories260K has 512 positions
-  auto stories = focal::model::LanguageModel::Load(focal::AssetRoot() + "/model/assets/stories260K", be, opts);
+  auto stories = focal::model::LanguageModel::Load(FOCAL_STORIES260K_DIR, be, opts);
   if (!stories.ok()) {
     std::fprintf(stderr, "%s\n", std::string(stories.status().message()).c_str());
     return 1;

@@ -16,13 +16,17 @@ BUILD=${BUILD:-build-cuda}
 JOBS=${JOBS:-2}
 TARGETS=(focal-eval cuda_probe_test cuda_plan_test backend_ops_test cuda_backend_test cuda_model_test
          attention_bench e2e_score_bench long_prefill_bench)
+# stories260K, converted from ../shared by the build: the GPU machine has no ../shared.
+STORIES="$BUILD/testdata/stories260K"
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFOCAL_CUDA=ON >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}"
+cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}" stories260K_model
+[[ -f "$STORIES/model.safetensors" ]] || { echo "bundle: no $STORIES (needs ../shared)" >&2; exit 1; }
 
 STAGE="$BUILD/bundle"
 rm -rf "$STAGE"
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/lib-fallback"
+cp -r "$STORIES" "$STAGE/stories260K"
 for t in "${TARGETS[@]}"; do
   path=$(find "$BUILD" -path "$STAGE" -prune -o -type f -name "$t" -perm -u+x -print | head -n1)
   [[ -n "$path" ]] || { echo "bundle: $t was not built" >&2; exit 1; }

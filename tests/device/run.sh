@@ -81,7 +81,7 @@ if ldd "$B"/bin/* | grep "not found"; then
   cp "$OUT"/* "$FINAL"/ 2>/dev/null
   exit 1
 fi
-export FOCAL_TEST_SOURCE_DIR="$ROOT" FOCAL_ASSET_DIR="$ROOT"
+export FOCAL_TEST_SOURCE_DIR="$ROOT" FOCAL_ASSET_DIR="$ROOT" FOCAL_TEST_STORIES260K_DIR="$B/stories260K"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 echo "cuBLASLt: $CUBLAS_DIR"
 

@@ -49,6 +49,7 @@ using kernels::DType;
 using kernels::Tensor;
 
 std::string SrcPath(const std::string& rel) {
+  if (rel == "stories260K") return testing::Stories260KDir();
   const char* root = std::getenv("FOCAL_TEST_SOURCE_DIR");
   if (root != nullptr && *root != '\0') return std::string(root) + "/" + rel;
   return testing::SourcePath(rel);
@@ -58,7 +59,7 @@ const char* const kModels[] = {
     "tests/testdata/models/gqa_untied",         "tests/testdata/models/bf16_headdim_sharded",
     "tests/testdata/models/f16_linear_rope",    "tests/testdata/models/focal_const_per_layer",
     "tests/testdata/models/focal_learned_mean", "tests/testdata/models/focal_learned_token",
-    "tests/testdata/models/tied_theta_llama3",  "model/assets/stories260K",
+    "tests/testdata/models/tied_theta_llama3",  "stories260K",
     // Head dims 64 and 128: BF16 mode runs the tensor-core attention kernel.
     "tests/testdata/models/headdim64_bf16",     "tests/testdata/models/headdim128_bf16",
 };
@@ -306,7 +307,7 @@ TEST_F(CudaModelTest, Bf16ErrorAtMostTwiceAnHfStyleBf16Forward) {
 
 TEST_F(CudaModelTest, ScoresAreBitIdenticalWhateverTheBatch) {
   for (Backend* b : {fp32_.get(), bf16_.get()}) {
-    for (const char* rel : {"tests/testdata/models/gqa_untied", "model/assets/stories260K",
+    for (const char* rel : {"tests/testdata/models/gqa_untied", "stories260K",
                             "tests/testdata/models/focal_learned_mean"}) {
       auto m = Load(rel, *b);
       ASSERT_TRUE(m);
@@ -359,8 +360,8 @@ TEST_F(CudaModelTest, ContinuingTheCacheMatchesOneShot) {
 }
 
 TEST_F(CudaModelTest, Stories260KGreedyMatchesCpuInFp32) {
-  auto cpu_m = Load("model/assets/stories260K", cpu_),
-       gpu_m = Load("model/assets/stories260K", *fp32_);
+  auto cpu_m = Load("stories260K", cpu_),
+       gpu_m = Load("stories260K", *fp32_);
   ASSERT_TRUE(cpu_m && gpu_m);
   const int32_t bos = 1;
   auto want = cpu_m->transformer().Generate(absl::MakeConstSpan(&bos, 1), 100, {});

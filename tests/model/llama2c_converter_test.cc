@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "base/sha256.h"
 #include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
@@ -18,7 +19,8 @@ using ::focal::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-const std::string kTok = "model/assets/stories260K/tokenizer.model";
+// A 512-piece sentencepiece model (stories260K's, converted by the build).
+std::string Tok() { return testing::Stories260KDir() + "/tokenizer.model"; }
 
 // A random legacy llama2.c checkpoint: C 16, F 24, L 1, H 4, Hkv 2, V 512, seq 32.
 std::string MakeBin(std::vector<float>* weights, bool shared = true) {
@@ -39,7 +41,7 @@ TEST(Llama2cConverterTest, PermutesQkRowsToRotateHalf) {
   std::vector<float> w;
   std::string dir = testing::MakeTempDir("l2c");
   testing::WriteStringToFile(dir + "/m.bin", MakeBin(&w));
-  FOCAL_ASSERT_OK(ConvertLlama2c(dir + "/m.bin", testing::SourcePath(kTok), dir + "/out"));
+  FOCAL_ASSERT_OK(ConvertLlama2c(dir + "/m.bin", Tok(), dir + "/out"));
   auto store = TensorStore::OpenDir(dir + "/out");
   ASSERT_TRUE(store.ok()) << store.status();
   const int64_t C = 16, V = 512;
@@ -68,7 +70,7 @@ TEST(Llama2cConverterTest, UntiedClassifier) {
   std::vector<float> w;
   std::string dir = testing::MakeTempDir("l2c");
   testing::WriteStringToFile(dir + "/m.bin", MakeBin(&w, /*shared=*/false));
-  FOCAL_ASSERT_OK(ConvertLlama2c(dir + "/m.bin", testing::SourcePath(kTok), dir + "/out"));
+  FOCAL_ASSERT_OK(ConvertLlama2c(dir + "/m.bin", Tok(), dir + "/out"));
   auto store = TensorStore::OpenDir(dir + "/out");
   ASSERT_TRUE(store.ok());
   const TensorInfo* head = store->Find("lm_head.weight");
@@ -81,38 +83,48 @@ TEST(Llama2cConverterTest, BadInputs) {
   std::string dir = testing::MakeTempDir("l2c");
   std::string bin = MakeBin(&w);
   testing::WriteStringToFile(dir + "/trunc.bin", bin.substr(0, bin.size() - 4));
-  EXPECT_THAT(ConvertLlama2c(dir + "/trunc.bin", testing::SourcePath(kTok), dir + "/o"),
+  EXPECT_THAT(ConvertLlama2c(dir + "/trunc.bin", Tok(), dir + "/o"),
               StatusIs(absl::StatusCode::kDataLoss,
                        AllOf(HasSubstr("trunc.bin"), HasSubstr("header implies"))));
   testing::WriteStringToFile(dir + "/short.bin", "abc");
-  EXPECT_THAT(ConvertLlama2c(dir + "/short.bin", testing::SourcePath(kTok), dir + "/o"),
+  EXPECT_THAT(ConvertLlama2c(dir + "/short.bin", Tok(), dir + "/o"),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("too short")));
   std::string bad = bin;
   const int32_t zero = 0;
   std::memcpy(bad.data() + 12, &zero, 4);  // n_heads = 0
   testing::WriteStringToFile(dir + "/bad.bin", bad);
-  EXPECT_THAT(ConvertLlama2c(dir + "/bad.bin", testing::SourcePath(kTok), dir + "/o"),
+  EXPECT_THAT(ConvertLlama2c(dir + "/bad.bin", Tok(), dir + "/o"),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("n_heads")));
   testing::WriteStringToFile(dir + "/ok.bin", bin);
   EXPECT_THAT(ConvertLlama2c(dir + "/ok.bin", "/no/tokenizer.model", dir + "/o"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/no/tokenizer.model")));
-  EXPECT_THAT(ConvertLlama2c("/no/model.bin", testing::SourcePath(kTok), dir + "/o"),
+  EXPECT_THAT(ConvertLlama2c("/no/model.bin", Tok(), dir + "/o"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/no/model.bin")));
   EXPECT_FALSE(std::filesystem::exists(dir + "/o/model.safetensors"));
 }
 
-// The bundled directory is exactly what the converter makes from the
-// original llama2.c release (needs ../shared).
-TEST(Llama2cConverterTest, BundledStories260KIsReproducible) {
-  if (!testing::SharedAvailable()) GTEST_SKIP() << "../shared not present";
+// The conversion of the original llama2.c release is pinned file by file:
+// every golden made from stories260K (HF, lm-eval, diagnostics) was made from
+// exactly these bytes, and the build's copy must be them too.
+TEST(Llama2cConverterTest, Stories260KConversionIsPinned) {
+  const std::string bin = testing::SharedPath("models/stories260K/stories260K.bin");
+  FOCAL_REQUIRE_FILE(bin, "../shared beside the source tree");
   std::string out = testing::MakeTempDir("stories");
-  FOCAL_ASSERT_OK(ConvertLlama2c(testing::SharedPath("models/stories260K/stories260K.bin"),
-                                 testing::SharedPath("models/stories260K/tok512.model"), out));
-  for (const char* f : {"config.json", "model.safetensors", "tokenizer.model",
-                        "tokenizer_config.json", "special_tokens_map.json"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(out + "/" + f),
-              testing::ReadFileOrDie(testing::SourcePath(std::string("model/assets/stories260K/") + f)))
-        << f;
+  FOCAL_ASSERT_OK(
+      ConvertLlama2c(bin, testing::SharedPath("models/stories260K/tok512.model"), out));
+  const std::pair<const char*, const char*> kFiles[] = {
+      {"config.json", "dde6edfcfb0682e74cccffb5418f167d4700d3fbfb74d624e11d2ab71385408e"},
+      {"model.safetensors", "407a7c581bdd66972383ce9ad24857713fb98786d06ea564a2fe9b34ebe77dfd"},
+      {"tokenizer.model", "dfff07d929db979913f166ec94a6f5ecad4c70cfed8eb5c9cbe7e464455e46f5"},
+      {"tokenizer_config.json",
+       "c50a6def63179134dc24ddffc947c4e5c058620c92df2264920603663b74bceb"},
+      {"special_tokens_map.json",
+       "55e710664e4c3ec1cf8feb03fd446057d867d22dd075bed864fe7f008e6f58b8"},
+  };
+  for (const auto& [file, sha] : kFiles) {
+    EXPECT_EQ(Sha256Hex(testing::ReadFileOrDie(out + "/" + file)), sha) << file;
+    EXPECT_EQ(Sha256Hex(testing::ReadFileOrDie(testing::Stories260KDir() + "/" + file)), sha)
+        << "the build's copy: " << file;
   }
 }
 

@@ -38,7 +38,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DATA = os.path.join(REPO, "tests", "testdata", "lm_eval")
 GOLDEN = os.path.join(REPO, "tests", "testdata", "golden", "lm_eval")
 TASKS_DIR = os.path.join(REPO, "tests", "reference", "lm_eval_tasks")
-MODEL = os.path.join(REPO, "model", "assets", "stories260K")
+# Converted from ../shared by the build (cmake --build build --target stories260K_model).
+MODEL = os.environ.get("FOCAL_STORIES260K_DIR", os.path.join(REPO, "build", "testdata", "stories260K"))
 TASKS = ["arc_easy", "arc_challenge", "hellaswag", "piqa", "boolq", "lambada_openai", "lambada_standard"]
 LIMIT = 200
 BATCH_SIZE = 1

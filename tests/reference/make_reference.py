@@ -4,7 +4,8 @@
 Run from anywhere:  python3 tests/reference/make_reference.py
   -> tests/testdata/models/<name>/          random-init tiny checkpoints (config.json + safetensors)
   -> tests/testdata/golden/forward/<name>.txt  per-position log-probs from HF transformers (fp32, eager)
-  -> stories260K goldens too, if model/assets/stories260K/ exists (written by the C++ converter).
+  -> stories260K goldens too, if build/testdata/stories260K/ exists (the
+     build converts it from ../shared with the C++ converter; FOCAL_STORIES260K_DIR overrides).
 Or for one existing HF directory:
      python3 tests/reference/make_reference.py --model-dir DIR --name NAME
 
@@ -30,7 +31,8 @@ from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = os.path.join(REPO, "tests", "testdata", "models")
 GOLDEN = os.path.join(REPO, "tests", "testdata", "golden", "forward")
-STORIES = os.path.join(REPO, "model", "assets", "stories260K")
+# Converted from ../shared by the build (cmake --build build --target stories260K_model).
+STORIES = os.environ.get("FOCAL_STORIES260K_DIR", os.path.join(REPO, "build", "testdata", "stories260K"))
 SEQ_LENGTHS = (1, 6, 23, 57)
 SEQ_SEED = 1234
 BOS = 1

@@ -49,13 +49,15 @@ std::string SourcePath(const std::string& rel) { return std::string(FOCAL_SOURCE
 
 std::string DefaultModelGguf() { return DefaultModelPath(); }
 
-std::string SharedPath(const std::string& rel) {
-  return std::string(FOCAL_SOURCE_DIR) + "/../shared/" + rel;
-}
+std::string SharedPath(const std::string& rel) { return std::string(FOCAL_SHARED_DIR) + "/" + rel; }
 
 bool SharedAvailable() { return fs::exists(SharedPath("README.md")); }
 
-std::string Stories260KDir() { return SourcePath("model/assets/stories260K"); }
+std::string Stories260KDir() {
+  // The GPU machine runs prebuilt binaries with the bundle's copy.
+  const char* env = std::getenv("FOCAL_TEST_STORIES260K_DIR");
+  return env != nullptr && *env != '\0' ? env : FOCAL_STORIES260K_DIR;
+}
 
 bool InCi() {
   const char* ci = std::getenv("CI");

@@ -56,8 +56,9 @@ std::string SharedPath(const std::string& rel);      // under ../shared (may not
 // ($FOCAL_DEFAULT_MODEL overrides; may not exist).
 std::string DefaultModelGguf();
 bool SharedAvailable();
-// The stories260K checkpoint the tests use (HF format, as convert-llama2c
-// writes it).
+// The stories260K checkpoint the tests use: HF format, converted by the build
+// from ../shared/models/stories260K (tests/CMakeLists.txt). Binaries that use
+// it link testing/stories260k_env.cc.
 std::string Stories260KDir();
 // Whether the CI environment variable is "true": there a missing input file
 // is a failure, elsewhere the test skips and says why.
