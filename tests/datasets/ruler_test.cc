@@ -624,6 +624,45 @@ TEST(RulerTest, SeedChangesSamplesAndExplicitPathsMatchBundled) {
   EXPECT_EQ((*b)[0].input, Samples("ruler_qa_1", 1024).samples[0].input);
 }
 
+// --- The full data in ../shared (what --data-dir uses) ------------------------------
+
+// The essay-haystack and qa tasks on the real files that the task specs'
+// data_files name under --data-dir: RULER's Paul Graham haystack, XQuAD and
+// the HotpotQA dev-distractor subset. The golden holds SHA-256s and counts
+// only (the text is third-party).
+TEST(RulerSharedDataTest, RealFilesChecksums) {
+  GeneratorOptions o = Options(2);
+  o.essay_haystack = testing::SharedPath("data/haystack/PaulGrahamEssays.json");
+  o.squad = testing::SharedPath("data/squad/xquad.en.json");
+  o.hotpotqa = testing::SharedPath("data/hotpotqa/hotpot_dev_distractor_500.jsonl");
+  for (const std::string& path : {o.essay_haystack, o.squad, o.hotpotqa}) {
+    FOCAL_REQUIRE_FILE(path, "../shared/data, the full evaluation data");
+  }
+  std::string text =
+      "# SHA-256 of the input and of the golds joined by \"\\n\" of samples 0-1, with\n"
+      "# meta counts, of the essay and qa RULER tasks at 2048 on ../shared/data (seed 42,\n"
+      "# stories260K tokenizer with BOS). Regenerate with FOCAL_UPDATE_GOLDENS=1 ruler_test.\n";
+  for (const std::string task : {"ruler_niah_single_2", "ruler_niah_multivalue", "ruler_qa_1",
+                                 "ruler_qa_2"}) {
+    auto samples = MakeRulerSamples(task, 2048, o);
+    ASSERT_TRUE(samples.ok()) << task << ": " << samples.status();
+    for (const GenerationSample& s : *samples) {
+      absl::StrAppend(&text, task, " 2048 ", s.index, " ", Sha256Hex(s.input), " ",
+                      Sha256Hex(absl::StrJoin(s.outputs, "\n")), " input_tokens=",
+                      s.meta.at("input_tokens"));
+      for (const char* key : {"haystack_repeated", "pool_docs", "docs_repeated",
+                              "questions_usable", "questions_skipped"}) {
+        if (s.meta.count(key)) absl::StrAppend(&text, " ", key, "=", s.meta.at(key));
+      }
+      absl::StrAppend(&text, "\n");
+      if (absl::StartsWith(task, "ruler_niah")) {
+        EXPECT_EQ(s.meta.at("haystack_repeated"), "false") << task;
+      }
+    }
+  }
+  EXPECT_TRUE(MatchesGolden(text, absl::StrCat(kGoldenDir, "checksums_shared.txt")));
+}
+
 // --- Long lengths ------------------------------------------------------------------------
 
 TEST(RulerTest, SomeTasksAt128K) {
