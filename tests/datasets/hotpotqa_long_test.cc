@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// hotpotqa_long on the bundled HotpotQA sample, counted with the bundled
-// stories260K tokenizer: the rendered prompt (golden file), the length fit,
+// hotpotqa_long on the bundled HotpotQA-format sample (14 records written for
+// the project, 6 paragraphs each), counted with the stories260K tokenizer: the rendered prompt (golden file), the length fit,
 // the gold depth, determinism, pool repetition and every error path.
 //
-// Regenerate the golden files with FOCAL_UPDATE_GOLDENS=1 and review the
-// diff. prompt_1024_depth0.5.txt is the exact model input of one sample (1024
-// tokens, depth 0.5), byte for byte: it ends with "Answer:" and no newline.
+// Regenerate the golden file with FOCAL_UPDATE_GOLDENS=1 and review the diff.
+// meta_1024_depth0.5.txt has the gold, the meta and the SHA-256 of the exact
+// model input of one sample (1024 tokens, depth 0.5); the prompt's layout is
+// checked in the test itself.
 #include "datasets/hotpotqa_long.h"
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/json.h"
+#include "base/sha256.h"
 #include "base/status_macros.h"
 #include "model/sentencepiece_tokenizer.h"
 #include "model/tokenizer.h"
@@ -43,12 +45,12 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr char kSample[] = "datasets/samples/hotpotqa_sample.jsonl";
-// The stories260K tokenizer (vocabulary 512) needs ~1.6 characters per token,
-// so the gold passages and question of most records take over 1000 tokens on
-// their own (the first usable one of the sample: 1052). These two (file
-// order) take 640 and 531; ShortFirstPool() moves them to the front of the
-// sample so that the tests can start at 1024 tokens.
-constexpr const char* kShortIds[] = {"5a90bd7b55429916514e7547", "5adfad2b554299603e41835c"};
+constexpr char kFirstId[] = "focal_hotpot_01";
+// Each record of the sample has 4 non-gold paragraphs of its own.
+constexpr int64_t kOwnDistractors = 4;
+// The sample's 77 distinct paragraphs hold ~9K stories260K tokens: at 8K and up the
+// distractors repeat (meta distractors_repeated), below they do not.
+constexpr int64_t kFirstRepeatedLength = 8192;
 constexpr char kGoldenDir[] = "hotpotqa_long/";  // under tests/testdata/golden
 
 // Two usable records with short paragraphs and one record that lacks a gold
@@ -85,25 +87,6 @@ class HotpotQaLongTest : public ::testing::Test {
     return ids.ok() ? static_cast<int64_t>(ids->size()) : -1;
   }
 
-  // The bundled sample with the kShortIds records first (others in file order).
-  static const std::string& ShortFirstPool() {
-    static const std::string* path = [] {
-      std::vector<std::string> first, rest;
-      for (absl::string_view line :
-           absl::StrSplit(ReadFileOrDie(SourcePath(kSample)), '\n', absl::SkipEmpty())) {
-        bool is_short = false;
-        for (const char* id : kShortIds) {
-          is_short |= absl::StrContains(line, absl::StrCat("\"_id\": \"", id, "\""));
-        }
-        (is_short ? first : rest).emplace_back(line);
-      }
-      EXPECT_EQ(first.size(), 2u);
-      first.insert(first.end(), rest.begin(), rest.end());
-      return new std::string(TempFile(absl::StrCat(absl::StrJoin(first, "\n"), "\n")));
-    }();
-    return *path;
-  }
-
   static GeneratorOptions Options(int64_t num_samples, const std::string& path = "") {
     GeneratorOptions o;
     o.count_tokens = [](absl::string_view text) -> absl::StatusOr<int64_t> {
@@ -111,7 +94,7 @@ class HotpotQaLongTest : public ::testing::Test {
       return static_cast<int64_t>(ids.size());
     };
     o.num_samples = num_samples;
-    o.hotpotqa = path.empty() ? ShortFirstPool() : path;
+    o.hotpotqa = path.empty() ? SourcePath(kSample) : path;
     return o;
   }
 
@@ -186,8 +169,16 @@ TEST_F(HotpotQaLongTest, GoldenPrompt) {
   EXPECT_EQ(s.max_new_tokens, 32);
   EXPECT_EQ(s.stop, std::vector<std::string>{"\n"});
   ASSERT_EQ(s.outputs.size(), 1u);
-  EXPECT_TRUE(MatchesGolden(s.input, absl::StrCat(kGoldenDir, "prompt_1024_depth0.5.txt")));
-  EXPECT_TRUE(MatchesGolden(absl::StrCat("outputs: ", s.outputs[0], "\n", MetaText(s)),
+  EXPECT_TRUE(absl::StartsWith(s.input, "Answer the question based on the given passages."));
+  // Record 0's question, read from the sample.
+  const std::string sample = ReadFileOrDie(SourcePath(kSample));
+  auto first = ParseJson(sample.substr(0, sample.find('\n')), kSample);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_NE(first->Find("question"), nullptr);
+  EXPECT_TRUE(absl::EndsWith(
+      s.input, absl::StrCat("\n\nQuestion: ", first->Find("question")->string_value(), "\nAnswer:")));
+  EXPECT_TRUE(MatchesGolden(absl::StrCat("input_sha256: ", Sha256Hex(s.input), "\noutputs: ",
+                                         s.outputs[0], "\n", MetaText(s)),
                             absl::StrCat(kGoldenDir, "meta_1024_depth0.5.txt")));
 }
 
@@ -236,7 +227,21 @@ TEST_F(HotpotQaLongTest, FitsLengthAndPlacesGold) {
         if (depth == 1.0) {
           EXPECT_EQ(gold.back(), passages);
         }
-        EXPECT_EQ(s.meta.at("distractors_repeated"), "false");
+        // A repeated distractor shows up twice (title and text); without
+        // repetition no passage does.
+        std::map<std::string, int> seen;
+        bool twice = false;
+        for (int64_t p = 1; p <= passages; ++p) {
+          const std::string head = absl::StrCat("Passage ", p, ":\n");
+          const size_t at = s.input.find(head) + head.size();
+          const size_t end = p < passages
+                                 ? s.input.find(absl::StrCat("\nPassage ", p + 1, ":\n"), at)
+                                 : s.input.find("\n\nAnswer the question", at);
+          twice |= ++seen[s.input.substr(at, end - at)] > 1;
+        }
+        const bool repeated = length >= kFirstRepeatedLength;
+        EXPECT_EQ(s.meta.at("distractors_repeated"), repeated ? "true" : "false");
+        EXPECT_EQ(twice, repeated);
         if (length == 16384) {
           EXPECT_EQ(s.meta.at("used_other_questions"), "true");
         }
@@ -248,26 +253,27 @@ TEST_F(HotpotQaLongTest, FitsLengthAndPlacesGold) {
             << max_slack << "\n";
 }
 
-// Fill order: the record's own 8 non-gold paragraphs, then other records'.
+// Fill order: the record's own non-gold paragraphs, then other records'.
 // The longest fitting prefix of that order is taken (so it is all own
-// paragraphs up to 8); the first-fit scan may then add shorter later ones.
+// paragraphs up to kOwnDistractors); the first-fit scan may then add shorter
+// later ones.
 TEST_F(HotpotQaLongTest, OwnParagraphsFillFirst) {
   for (int64_t length : {1024, 2048, 4096, 16384}) {
     SCOPED_TRACE(absl::StrCat("length ", length));
     auto samples = MakeHotpotQaLongSamples(length, 0.5, Options(1));
     ASSERT_TRUE(samples.ok()) << samples.status();
     const GenerationSample& s = (*samples)[0];
-    EXPECT_EQ(s.meta.at("id"), kShortIds[0]);
+    EXPECT_EQ(s.meta.at("id"), kFirstId);
     const int64_t prefix = MetaInt(s, "prefix_distractors");
     const int64_t own = MetaInt(s, "own_distractors");
-    EXPECT_GE(own, std::min<int64_t>(prefix, 8));
-    EXPECT_LE(own, 8);
+    EXPECT_GE(own, std::min<int64_t>(prefix, kOwnDistractors));
+    EXPECT_LE(own, kOwnDistractors);
     EXPECT_EQ(own + MetaInt(s, "other_distractors"), MetaInt(s, "num_distractors"));
     EXPECT_EQ(s.meta.at("used_other_questions"),
               MetaInt(s, "other_distractors") > 0 ? "true" : "false");
     if (length == 16384) {
-      EXPECT_EQ(own, 8);
-      EXPECT_GT(prefix, 8);
+      EXPECT_EQ(own, kOwnDistractors);
+      EXPECT_GT(prefix, kOwnDistractors);
     }
   }
 }
@@ -336,16 +342,12 @@ TEST_F(HotpotQaLongTest, BadArguments) {
 }
 
 TEST_F(HotpotQaLongTest, LengthTooSmallNamesTheQuestion) {
-  // In file order the first usable record needs 1052 tokens before any
-  // distractor (see kShortIds).
-  EXPECT_THAT(MakeHotpotQaLongSamples(1024, 0.5, Options(1, SourcePath(kSample))),
+  // The first record's two gold passages and question alone take 509 tokens.
+  EXPECT_THAT(MakeHotpotQaLongSamples(512, 0.5, Options(1)),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("length 1024 is too small"),
-                             HasSubstr("question 5adddccd5542997dc7907069"),
-                             HasSubstr("take 1052 tokens"))));
-  EXPECT_THAT(MakeHotpotQaLongSamples(128, 0.5, Options(1)),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("length 128 is too small"), HasSubstr(kShortIds[0]))));
+                       AllOf(HasSubstr("length 512 is too small"),
+                             HasSubstr(absl::StrCat("question ", kFirstId)),
+                             HasSubstr("take 509 tokens, plus 32 to generate"))));
 }
 
 TEST_F(HotpotQaLongTest, BadData) {

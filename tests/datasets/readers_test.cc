@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The dataset readers on the bundled samples (values checked by hand against
-// the files), lm-eval's text transforms, every error path, and (when
+// The dataset readers on the bundled format samples (values checked by hand
+// against the files), lm-eval's text transforms, every error path, and (when
 // ../shared is present) the exact document counts of the full files.
 #include <algorithm>
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sha256.h"
 #include "datasets/reader.h"
 #include "datasets/text_util.h"
 #include "gmock/gmock.h"
@@ -67,109 +68,110 @@ std::string HellaswagRecord(const std::string& endings = R"(["1", "2", "3", "4"]
 }
 
 // --- Samples ---------------------------------------------------------------
+// datasets/samples/ holds format samples written for the project (see its
+// README); the values below were read off those files.
 
 TEST(ReadersTest, ArcEasySample) {
   std::vector<Doc> docs = ReadOrDie("arc", Sample("arc_easy.jsonl"));
-  ASSERT_THAT(docs, SizeIs(40));
-  EXPECT_EQ(docs[0].id, "Mercury_417466");
+  ASSERT_THAT(docs, SizeIs(32));
+  EXPECT_EQ(docs[0].id, "focal_arc_easy_01");
   EXPECT_EQ(docs[0].index, 0);
-  EXPECT_EQ(
-      docs[0].fields.at("question"),
-      "Which statement best explains why photosynthesis is the foundation of most food webs?");
-  EXPECT_THAT(docs[0].choices,
-              ElementsAre("Sunlight is the source of energy for nearly all ecosystems.",
-                          "Most ecosystems are found on land instead of in water.",
-                          "Carbon dioxide is more available than other gases.",
-                          "The producers in all ecosystems are plants."));
-  EXPECT_EQ(docs[0].gold, 0);
-  // NYSED Regents items use numeric labels "1".."4"; answerKey "2" -> index 1.
-  EXPECT_EQ(docs[14].id, "NYSEDREGENTS_2015_8_28");
-  EXPECT_EQ(docs[14].fields.at("question"), "All living and nonliving material is composed of");
-  EXPECT_THAT(docs[14].choices, ElementsAre("air", "elements", "water", "soil"));
-  EXPECT_EQ(docs[14].gold, 1);
-  EXPECT_EQ(docs[26].gold, 1);
-  // UTF-8 kept as is (degree signs).
-  EXPECT_EQ(docs[22].choices[0], "The average temperature yesterday was 15\302\260C.");
-  EXPECT_EQ(docs[22].gold, 3);
-  EXPECT_EQ(docs[39].id, "Mercury_7017728");
-  EXPECT_EQ(docs[39].index, 39);
-  EXPECT_EQ(docs[39].gold, 1);
+  EXPECT_EQ(docs[0].fields.at("question"),
+            "Most of the water that a plant uses enters through its");
+  EXPECT_THAT(docs[0].choices, ElementsAre("seeds", "leaves", "flowers", "roots"));
+  EXPECT_EQ(docs[0].gold, 3);
+  // Numeric labels "1".."4" (as NYSED Regents items use); answerKey "3" -> index 2.
+  EXPECT_EQ(docs[13].id, "focal_arc_easy_14");
+  EXPECT_THAT(docs[13].choices, ElementsAre("core", "mantle", "crust", "atmosphere"));
+  EXPECT_EQ(docs[13].gold, 2);
+  EXPECT_EQ(docs[25].gold, 2);
+  // UTF-8 kept as is (degree signs, written as \u00b0 escapes in the file).
+  EXPECT_EQ(docs[21].choices[0], "The noon temperature was 2\302\260C.");
+  EXPECT_EQ(docs[21].gold, 3);
+  EXPECT_EQ(docs[31].id, "focal_arc_easy_32");
+  EXPECT_EQ(docs[31].index, 31);
+  EXPECT_EQ(docs[31].gold, 0);
   for (const Doc& d : docs) EXPECT_EQ(d.fields.size(), 1u);
 }
 
-TEST(ReadersTest, ArcChallengeSampleHasAThreeChoiceItem) {
+TEST(ReadersTest, ArcChallengeSampleHasThreeAndFiveChoiceItems) {
   std::vector<Doc> docs = ReadOrDie("arc", Sample("arc_challenge.jsonl"));
-  ASSERT_THAT(docs, SizeIs(40));
-  EXPECT_EQ(docs[0].id, "Mercury_SC_407695");
-  EXPECT_EQ(docs[0].gold, 3);
-  EXPECT_EQ(docs[0].choices[3], "Record the details of the investigation.");
-  EXPECT_EQ(docs[35].id, "NYSEDREGENTS_2014_4_4");
-  EXPECT_EQ(docs[35].fields.at("question"),
-            "Which state of matter has no definite volume and no definite shape?");
-  EXPECT_THAT(docs[35].choices, ElementsAre("gas", "liquid", "solid"));
-  EXPECT_EQ(docs[35].gold, 0);
+  ASSERT_THAT(docs, SizeIs(32));
+  EXPECT_EQ(docs[0].id, "focal_arc_challenge_01");
+  EXPECT_EQ(docs[0].gold, 1);
+  EXPECT_EQ(docs[0].choices[1], "5 m/s\302\262");
+  EXPECT_EQ(docs[6].fields.at("question"),
+            "Which type of rock forms when melted rock from a volcano cools and hardens?");
+  EXPECT_THAT(docs[6].choices, ElementsAre("igneous", "sedimentary", "metamorphic"));
+  EXPECT_EQ(docs[6].gold, 0);
+  EXPECT_THAT(docs[12].choices, SizeIs(5));
+  EXPECT_EQ(docs[12].gold, 1);
+  EXPECT_EQ(docs[13].gold, 2);  // numeric labels
 }
 
 TEST(ReadersTest, HellaswagLlamacppSample) {
   std::vector<Doc> docs = ReadOrDie("hellaswag_llamacpp", Sample("hellaswag.txt"));
-  ASSERT_THAT(docs, SizeIs(40));
+  ASSERT_THAT(docs, SizeIs(30));
   EXPECT_EQ(docs[0].id, "0");
   // This layout keeps HF's ctx as is: "he", not lm-eval's capitalised "He".
-  EXPECT_EQ(docs[0].fields.at("query"), "Roof shingle removal: A man is sitting on a roof. he");
-  EXPECT_THAT(docs[0].choices,
-              ElementsAre("is using wrap to wrap a pair of skis.", "is ripping level tiles off.",
-                          "is holding a rubik's cube.", "starts pulling up roofing on a roof."));
-  EXPECT_EQ(docs[0].gold, 3);
-  EXPECT_EQ(docs[39].id, "39");
-  EXPECT_EQ(docs[39].gold, 1);
-  EXPECT_EQ(docs[39].choices[3],
-            "is now seen putting wax all along the wall while still looking back to the camera.");
+  EXPECT_EQ(docs[0].fields.at("query"),
+            "Washing a car: A man sprays soapy water over a red car parked in a driveway. he");
+  EXPECT_THAT(docs[0].choices, ElementsAre("throws the hose onto the roof of the house.",
+                                           "begins painting the windows with a small brush.",
+                                           "scrubs the doors with a large yellow sponge.",
+                                           "folds the car mirror into his pocket."));
+  EXPECT_EQ(docs[0].gold, 2);
+  EXPECT_EQ(docs[29].id, "29");
+  EXPECT_EQ(docs[29].gold, 0);
+  EXPECT_EQ(docs[29].choices[3], "leaves the plates in the sink for the fish.");
 }
 
 TEST(ReadersTest, PiqaSampleUsesTheDefaultLabelsFile) {
   std::vector<Doc> docs = ReadOrDie("piqa", Sample("piqa.jsonl"));
-  ASSERT_THAT(docs, SizeIs(40));
-  EXPECT_EQ(docs[0].fields.at("goal"), "How do I ready a guinea pig cage for it's new occupants?");
-  EXPECT_EQ(docs[0].gold, 0);
+  ASSERT_THAT(docs, SizeIs(30));
+  EXPECT_EQ(docs[0].fields.at("goal"), "How do I keep a cut apple from turning brown?");
+  EXPECT_EQ(docs[0].gold, 1);
   // No preprocessing for PIQA: the trailing and double spaces stay.
-  EXPECT_EQ(docs[1].fields.at("goal"), "dresser");
+  EXPECT_EQ(docs[1].fields.at("goal"), "flower pot");
   EXPECT_THAT(docs[1].choices,
-              ElementsAre("replace drawer with bobby pin ", "finish, woodgrain with  bobby pin "));
+              ElementsAre("fill with  soil and nails ", "fill with soil and seeds "));
   EXPECT_EQ(docs[1].gold, 1);
-  EXPECT_EQ(docs[39].fields.at("goal"), "To fill a bucket with sand");
-  EXPECT_EQ(docs[39].gold, 1);
+  EXPECT_EQ(docs[29].fields.at("goal"), "How do I keep a pot of pasta from boiling over?");
+  EXPECT_EQ(docs[29].gold, 0);
   // The same file named explicitly gives the same labels.
   std::vector<Doc> again =
       ReadOrDie("piqa", Sample("piqa.jsonl"), {{"labels", Sample("piqa-labels.lst")}});
-  ASSERT_THAT(again, SizeIs(40));
+  ASSERT_THAT(again, SizeIs(30));
   for (size_t i = 0; i < docs.size(); ++i) EXPECT_EQ(again[i].gold, docs[i].gold) << i;
 }
 
 TEST(ReadersTest, BoolqSample) {
   std::vector<Doc> docs = ReadOrDie("boolq", Sample("boolq.jsonl"));
-  ASSERT_THAT(docs, SizeIs(32));
-  EXPECT_EQ(docs[0].fields.at("question"), "does ethanol take more energy make that produces");
+  ASSERT_THAT(docs, SizeIs(30));
+  EXPECT_EQ(docs[0].fields.at("question"), "can a lighthouse be seen during the day");
   EXPECT_THAT(docs[0].fields.at("passage"),
-              ::testing::StartsWith("All biomass goes through at least some of these steps"));
-  EXPECT_EQ(docs[0].gold, 0);  // "answer": false
+              ::testing::StartsWith("A lighthouse is a tower built near a coast"));
+  EXPECT_EQ(docs[0].gold, 1);  // "answer": true
   EXPECT_TRUE(docs[0].choices.empty());
-  EXPECT_EQ(docs[1].gold, 1);
-  EXPECT_EQ(docs[31].fields.at("question"), "do they still make benson & hedges cigarettes");
-  EXPECT_EQ(docs[31].gold, 1);
+  EXPECT_EQ(docs[1].gold, 0);
+  // BoolQ's ``...'' quoting is kept as is.
+  EXPECT_THAT(docs[5].fields.at("passage"), HasSubstr("to ``fly'' underwater"));
+  EXPECT_EQ(docs[29].fields.at("question"), "can a person sneeze with their eyes open");
+  EXPECT_EQ(docs[29].gold, 1);
   EXPECT_EQ(docs[0].fields.size(), 2u);  // "title" is not a template field
 }
 
 TEST(ReadersTest, LambadaOpenaiSample) {
   std::vector<Doc> docs = ReadOrDie("lambada", Sample("lambada_openai.jsonl"));
-  ASSERT_THAT(docs, SizeIs(40));
-  EXPECT_EQ(docs[0].fields.at("target"), " signs");
+  ASSERT_THAT(docs, SizeIs(30));
+  EXPECT_EQ(docs[0].fields.at("target"), " key");
   EXPECT_THAT(docs[0].fields.at("context"),
-              AllOf(::testing::StartsWith("In my palm is a clear stone, and inside it"),
-                    ::testing::EndsWith("in a confident grin, I don't care about")));
+              AllOf(::testing::StartsWith("Mara had carried the old brass key"),
+                    ::testing::EndsWith("felt the cool metal, and slowly pulled out the")));
   EXPECT_EQ(docs[0].fields.at("context") + docs[0].fields.at("target"), docs[0].fields.at("text"));
-  // Record 21 has double spaces ("mixture.  Sarah"): kept in the context.
-  EXPECT_THAT(docs[21].fields.at("context"), HasSubstr("down in the mixture.  Sarah took a slice"));
-  EXPECT_EQ(docs[21].fields.at("target"), " Sarah");
+  // Record 5 has a double space ("lake.  They"): kept in the context.
+  EXPECT_THAT(docs[5].fields.at("context"), HasSubstr("went fishing at the lake.  They never"));
+  EXPECT_EQ(docs[5].fields.at("target"), " lake");
   for (const Doc& d : docs) {
     EXPECT_EQ(d.fields.at("context") + d.fields.at("target"), d.fields.at("text")) << d.index;
     EXPECT_EQ(d.gold, -1);
@@ -178,13 +180,14 @@ TEST(ReadersTest, LambadaOpenaiSample) {
 
 TEST(ReadersTest, LambadaStandardSample) {
   std::vector<Doc> docs = ReadOrDie("lambada_plain", Sample("lambada_standard.txt"));
-  ASSERT_THAT(docs, SizeIs(40));
-  EXPECT_EQ(docs[0].fields.at("target"), " signs");
+  ASSERT_THAT(docs, SizeIs(30));
+  EXPECT_EQ(docs[0].fields.at("target"), " key");
   EXPECT_THAT(docs[0].fields.at("context"),
-              AllOf(::testing::StartsWith("in my palm is a clear stone , and"),
-                    ::testing::EndsWith("confident grin , i do n't care about")));
-  EXPECT_EQ(docs[39].fields.at("target"), " list");
-  EXPECT_EQ(docs[39].id, "39");
+              AllOf(::testing::StartsWith("mara had carried the old brass key in her coat pocket for eleven years ,"),
+                    ::testing::EndsWith("felt the cool metal , and slowly pulled out the")));
+  EXPECT_THAT(docs[1].fields.at("context"), HasSubstr("`` they 're on your head , '' leo said"));
+  EXPECT_EQ(docs[29].fields.at("target"), " library");
+  EXPECT_EQ(docs[29].id, "29");
 }
 
 TEST(ReadersTest, ReaderIdsAreSorted) {
@@ -261,9 +264,9 @@ TEST(TextUtilTest, HellaswagPreprocess) {
   EXPECT_EQ(HellaswagPreprocess("a    b"), "a  b");
   EXPECT_EQ(HellaswagPreprocess("a     b"), "a   b");
   EXPECT_EQ(HellaswagPreprocess("caf\xc3\xa9 [\xc3\xa9t\xc3\xa9] ok"), "caf\xc3\xa9 ok");
-  // A line from the real file (item 3505): a URL in brackets.
-  EXPECT_EQ(HellaswagPreprocess("Visit a site like [www.kiddio.org] to find loads"),
-            "Visit a site like to find loads");
+  // A URL in brackets (as in item 3505 of the full file).
+  EXPECT_EQ(HellaswagPreprocess("Look for ideas on [www.example.org] and pick one"),
+            "Look for ideas on and pick one");
 }
 
 TEST(TextUtilTest, SplitLastWordMatchesPythonSplitOnSpace) {
@@ -606,9 +609,11 @@ TEST(SharedDataTest, FullHellaswagLlamacpp) {
   std::vector<int> per_gold(4);
   for (const Doc& d : *docs) ++per_gold[d.gold];
   EXPECT_THAT(per_gold, ElementsAre(2515, 2485, 2584, 2458));
-  // Item 3505 keeps a bracketed URL that preprocess() removes.
-  EXPECT_THAT((*docs)[3505].fields.at("query"),
-              HasSubstr("Visit a site like to find loads of creative activities"));
+  // Item 3505's line has a bracketed URL that preprocess() removes; the
+  // SHA-256 of lm-eval's preprocess() of that line, computed in Python.
+  const std::string& query = (*docs)[3505].fields.at("query");
+  EXPECT_THAT(query, ::testing::Not(HasSubstr("[")));
+  EXPECT_EQ(Sha256Hex(query), "c1e4c9259ca9201a0763592af7ab132e2d18d1ae738326a333158d8789e0eaa2");
 }
 
 TEST(CompressedTest, Bzip2FilesAreReadAndDamageIsReported) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The 13 RULER tasks on the bundled data, counted with the bundled
+// The 13 RULER tasks on the bundled data (the project's format samples: its
+// essay haystack, SQuAD- and HotpotQA-format pools), counted with the bundled
 // stories260K tokenizer (BOS included): golden prompts, checksums, the length
 // fit at 1K-16K, the structure of each family, determinism, scoring of a
 // perfect and an empty "model", and every error path.
@@ -7,16 +8,17 @@
 // Regenerate the golden files with FOCAL_UPDATE_GOLDENS=1 and review the diff:
 // tests/testdata/golden/ruler/<task>_<length>.txt is the exact input of
 // sample 0 at the task's smallest feasible length (1024, or 2048 where 1024
-// is too short for this tokenizer); checksums.txt has the SHA-256 of the
-// input and of the "\n"-joined golds of samples 0-2 of every task at 1024,
-// 2048 and 4096 (where feasible).
+// is too short for this tokenizer), for the six tasks whose context is made
+// of generated words and numbers only (goldens hold no document text);
+// checksums.txt has the SHA-256 of the input and of the "\n"-joined golds of
+// samples 0-2 of every task at 1024, 2048 and 4096 (where feasible).
 //
-// stories260K's 512-piece vocabulary needs ~1.75 characters per token, less
+// stories260K's 512-piece vocabulary needs ~1.8 characters per token, less
 // than half of what RULER's prompts were sized for, so a few task/length
 // pairs cannot hold RULER's smallest prompt and must fail clearly:
 // ruler_vt at 1024 (the one-shot example alone is ~550 tokens), ruler_cwe at
 // 1024 and 4096 (from 4096 on, RULER's 300 common-word entries plus the
-// one-shot example), ruler_qa_2 at 1024 (question 0's two gold paragraphs).
+// one-shot example).
 #include "datasets/ruler.h"
 
 #include <algorithm>
@@ -65,7 +67,7 @@ const int64_t kFitLengths[] = {1024, 2048, 4096, 8192, 16384};
 
 bool Feasible(const std::string& task, int64_t length) {
   static const std::set<std::pair<std::string, int64_t>> kTooShort = {
-      {"ruler_vt", 1024}, {"ruler_cwe", 1024}, {"ruler_cwe", 4096}, {"ruler_qa_2", 1024}};
+      {"ruler_vt", 1024}, {"ruler_cwe", 1024}, {"ruler_cwe", 4096}};
   return kTooShort.count({task, length}) == 0;
 }
 
@@ -204,13 +206,24 @@ TEST(RulerTest, TaskNames) {
   EXPECT_EQ(RulerMinLength("nope"), -1);
 }
 
+// Tasks whose context holds document text (the essay haystack, SQuAD and
+// HotpotQA paragraphs): checksums only.
+bool HasDocumentText(const GenerationSample& s) {
+  return s.meta.count("haystack") ? s.meta.at("haystack") == "essay"
+                                  : absl::StartsWith(s.task, "ruler_qa_");
+}
+
 TEST(RulerTest, GoldenPrompts) {
+  int64_t with_prompt = 0;
   for (const std::string& task : RulerTaskNames()) {
     const Generated& g = Samples(task, GoldenLength(task));
     ASSERT_THAT(g.samples, SizeIs(kSamples)) << task;
+    if (HasDocumentText(g.samples[0])) continue;
+    ++with_prompt;
     EXPECT_TRUE(MatchesGolden(g.samples[0].input,
                               absl::StrCat(kGoldenDir, task, "_", GoldenLength(task), ".txt")));
   }
+  EXPECT_EQ(with_prompt, 6);  // niah_single_1, niah_multikey_2/3, vt, cwe, fwe
 }
 
 TEST(RulerTest, GoldenChecksums) {
@@ -265,10 +278,11 @@ TEST(RulerTest, EverySampleFitsTightly) {
         } else {
           EXPECT_EQ(stop, "next_unit_overflows") << where;
         }
-        // Units are under ~60 tokens, but qa's are whole documents: up to 764
-        // (SQuAD) and 1216 (HotpotQA) stories260K tokens in the bundled pools.
+        // Units are under ~60 tokens, but qa's are whole documents: up to 238
+        // (SQuAD) and 139 (HotpotQA) stories260K tokens in the bundled pools,
+        // plus the "Document i:" header.
         if (qa) {
-          EXPECT_LT(slack, 1216) << where;
+          EXPECT_LT(slack, 260) << where;
         } else {
           EXPECT_GE(tokens + s.max_new_tokens, 0.93 * length) << where;
         }
@@ -532,14 +546,15 @@ TEST(RulerTest, QaDocumentsAndGold) {
     }
   }
   // The bundled pools are small: at 16K the SQuAD sample's 10 paragraphs
-  // repeat, and meta says so.
+  // (~2.1K tokens) repeat, and meta says so; at 4K the HotpotQA sample's
+  // 77 distinct paragraphs (~6.8K tokens) do not.
   const GenerationSample& big = Samples("ruler_qa_1", 16384).samples[0];
   EXPECT_EQ(big.meta.at("docs_repeated"), "true");
   EXPECT_EQ(big.meta.at("fill"), "the whole pool, repeated");
   EXPECT_EQ(big.meta.at("pool_docs"), "10");
   const GenerationSample& small = Samples("ruler_qa_2", 4096).samples[0];
   EXPECT_EQ(small.meta.at("docs_repeated"), "false");
-  EXPECT_EQ(small.meta.at("questions_usable"), "20");
+  EXPECT_EQ(small.meta.at("questions_usable"), "14");
 }
 
 // --- Scoring ---------------------------------------------------------------------------
@@ -607,6 +622,45 @@ TEST(RulerTest, SeedChangesSamplesAndExplicitPathsMatchBundled) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ((*a)[0].input, Samples("ruler_niah_single_2", 1024).samples[0].input);
   EXPECT_EQ((*b)[0].input, Samples("ruler_qa_1", 1024).samples[0].input);
+}
+
+// --- The full data in ../shared (what --data-dir uses) ------------------------------
+
+// The essay-haystack and qa tasks on the real files that the task specs'
+// data_files name under --data-dir: RULER's Paul Graham haystack, XQuAD and
+// the HotpotQA dev-distractor subset. The golden holds SHA-256s and counts
+// only (the text is third-party).
+TEST(RulerSharedDataTest, RealFilesChecksums) {
+  GeneratorOptions o = Options(2);
+  o.essay_haystack = testing::SharedPath("data/haystack/PaulGrahamEssays.json");
+  o.squad = testing::SharedPath("data/squad/xquad.en.json");
+  o.hotpotqa = testing::SharedPath("data/hotpotqa/hotpot_dev_distractor_500.jsonl");
+  for (const std::string& path : {o.essay_haystack, o.squad, o.hotpotqa}) {
+    FOCAL_REQUIRE_FILE(path, "../shared/data, the full evaluation data");
+  }
+  std::string text =
+      "# SHA-256 of the input and of the golds joined by \"\\n\" of samples 0-1, with\n"
+      "# meta counts, of the essay and qa RULER tasks at 2048 on ../shared/data (seed 42,\n"
+      "# stories260K tokenizer with BOS). Regenerate with FOCAL_UPDATE_GOLDENS=1 ruler_test.\n";
+  for (const std::string task : {"ruler_niah_single_2", "ruler_niah_multivalue", "ruler_qa_1",
+                                 "ruler_qa_2"}) {
+    auto samples = MakeRulerSamples(task, 2048, o);
+    ASSERT_TRUE(samples.ok()) << task << ": " << samples.status();
+    for (const GenerationSample& s : *samples) {
+      absl::StrAppend(&text, task, " 2048 ", s.index, " ", Sha256Hex(s.input), " ",
+                      Sha256Hex(absl::StrJoin(s.outputs, "\n")), " input_tokens=",
+                      s.meta.at("input_tokens"));
+      for (const char* key : {"haystack_repeated", "pool_docs", "docs_repeated",
+                              "questions_usable", "questions_skipped"}) {
+        if (s.meta.count(key)) absl::StrAppend(&text, " ", key, "=", s.meta.at(key));
+      }
+      absl::StrAppend(&text, "\n");
+      if (absl::StartsWith(task, "ruler_niah")) {
+        EXPECT_EQ(s.meta.at("haystack_repeated"), "false") << task;
+      }
+    }
+  }
+  EXPECT_TRUE(MatchesGolden(text, absl::StrCat(kGoldenDir, "checksums_shared.txt")));
 }
 
 // --- Long lengths ------------------------------------------------------------------------
