@@ -62,6 +62,7 @@ class LmEvalParityTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(testing::MakeTempDir("lmeval"));
     RunOptions o;
+    o.models = {testing::Stories260KDir()};
     o.tasks = "all";
     o.data = DataFiles();
     o.samples = *dir_ + "/samples.jsonl";
@@ -180,6 +181,7 @@ TEST(LmEvalFewshotParityTest, ContextsAndScoresMatch) {
   const char* tasks[] = {"arc_easy", "piqa", "boolq", "lambada_openai"};
   const std::string dir = testing::MakeTempDir("fewshot");
   RunOptions o;
+  o.models = {testing::Stories260KDir()};
   o.tasks = "arc_easy,piqa,boolq,lambada_openai";
   for (const char* t : tasks) o.data[t] = DataFiles().at(t);
   o.fewshot_data["piqa"] = o.data["piqa"];
