@@ -7,6 +7,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "kernels/cpu/gemm.h"
@@ -43,6 +47,48 @@ inline float ExpNonPositive(float x) {
   return p * scale;
 }
 
+
+// max(row[0..n)) as the sequential std::max(mx, row[j]) from -inf gives it:
+// max is exact in any order, and both skip NaNs (maxps(x, m) keeps m when x
+// is NaN, as std::max(m, x) does).
+inline float RowMax(const float* row, int64_t n) {
+  float mx = -std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+#if defined(__SSE2__)
+  __m128 m = _mm_set1_ps(mx);
+  for (; j + 4 <= n; j += 4) m = _mm_max_ps(_mm_loadu_ps(row + j), m);
+  alignas(16) float lanes[4];
+  _mm_store_ps(lanes, m);
+  for (float v : lanes) mx = std::max(mx, v);
+#endif
+  for (; j < n; ++j) mx = std::max(mx, row[j]);
+  return mx;
+}
+
+// Rows summed together by RowSums.
+constexpr int64_t kSumRows = 8;
+
+// sum[r] = row r's first len[r] values summed in double in order (rows at
+// stride ld, m <= kSumRows): the same sums as one row at a time, with up
+// to kSumRows independent chains in flight.
+inline void RowSums(const float* rows, int64_t ld, const int64_t* len, int64_t m, double* sum) {
+  int64_t common = len[0];
+  for (int64_t r = 1; r < m; ++r) common = std::min(common, len[r]);
+  if (m == kSumRows) {
+    double s[kSumRows] = {};
+    for (int64_t j = 0; j < common; ++j) {
+      for (int64_t r = 0; r < kSumRows; ++r) s[r] += rows[r * ld + j];
+    }
+    for (int64_t r = 0; r < kSumRows; ++r) sum[r] = s[r];
+  } else {
+    common = 0;
+  }
+  for (int64_t r = 0; r < m; ++r) {
+    double acc = sum[r];
+    for (int64_t j = common; j < len[r]; ++j) acc += rows[r * ld + j];
+    sum[r] = acc;
+  }
+}
 }  // namespace
 
 CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {}
@@ -230,22 +276,27 @@ void CpuBackend::Attention(const AttentionArgs& a) {
     // does not depend on the block's rows or key count.
     cpu::GemmSequential({.a = {qb, qld}, .b = {kc + int64_t{g} * D, kvld}, .b_transposed = true,
                          .out = {scores.data(), n}, .rows = t.rows, .width = n, .depth = D});
-    for (int64_t i = 0; i < t.rows; ++i) {
-      const int64_t vis = visible[i] = s.past + t.b0 + i + 1;
-      const float scale = a.scale[s.row_begin + t.b0 + i];
-      float* row = scores.data() + i * n;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < vis; ++j) {
-        row[j] *= scale;
-        mx = std::max(mx, row[j]);
+    // Softmax, kSumRows rows at a time (they stay in L2): scale, max and
+    // exp(s - max) in fp32 like torch (vectorised), then the normalisers
+    // summed in double in key order, several rows together only so that
+    // their sums' latencies overlap.
+    for (int64_t i0 = 0; i0 < t.rows; i0 += kSumRows) {
+      const int64_t m = std::min(kSumRows, t.rows - i0);
+      for (int64_t i = i0; i < i0 + m; ++i) {
+        const int64_t vis = visible[i] = s.past + t.b0 + i + 1;
+        const float scale = a.scale[s.row_begin + t.b0 + i];
+        float* row = scores.data() + i * n;
+        for (int64_t j = 0; j < vis; ++j) row[j] *= scale;
+        const float mx = RowMax(row, vis);
+        for (int64_t j = 0; j < vis; ++j) row[j] = ExpNonPositive(row[j] - mx);
       }
-      // exp(s - max) in fp32 like torch; the normaliser is summed in double
-      // after the (vectorised) exponentials.
-      for (int64_t j = 0; j < vis; ++j) row[j] = ExpNonPositive(row[j] - mx);
-      double sum = 0;
-      for (int64_t j = 0; j < vis; ++j) sum += row[j];
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t j = 0; j < vis; ++j) row[j] *= inv;
+      double sum[kSumRows] = {};
+      RowSums(scores.data() + i0 * n, n, visible.data() + i0, m, sum);
+      for (int64_t r = 0; r < m; ++r) {
+        const float inv = static_cast<float>(1.0 / sum[r]);
+        float* row = scores.data() + (i0 + r) * n;
+        for (int64_t j = 0; j < visible[i0 + r]; ++j) row[j] *= inv;
+      }
     }
     // O(rows, D) = P V, each row over exactly its visible keys in key order
     // (the causal mask): the same sums however the sequence is chunked.

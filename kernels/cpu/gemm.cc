@@ -90,17 +90,17 @@ FOCAL_AVX2 inline __m128 Reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
 }
 
 // MR x rows against NR w rows (MR <= 3, NR <= 4): 12 accumulators at most,
-// each loaded vector reused MR or NR times. Unused accumulators stay zero
-// and are dropped; they never mix with the used ones.
+// each loaded vector reused MR or NR times. depth is a multiple of 8 (the
+// caller pads): a tail step here would need a mask register, a 17th vector,
+// and push the accumulators onto the stack for the whole loop.
 template <int MR, int NR>
 FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ldw, float* out,
                          int64_t ldo, int64_t depth) {
-  __m256 acc[MR][4];
+  __m256 acc[MR][NR];
   for (int r = 0; r < MR; ++r) {
-    for (int c = 0; c < 4; ++c) acc[r][c] = _mm256_setzero_ps();
+    for (int c = 0; c < NR; ++c) acc[r][c] = _mm256_setzero_ps();
   }
-  int64_t k = 0;
-  for (; k + 8 <= depth; k += 8) {
+  for (int64_t k = 0; k < depth; k += 8) {
     __m256 xv[MR];
     for (int r = 0; r < MR; ++r) xv[r] = _mm256_loadu_ps(x + r * ldx + k);
     for (int c = 0; c < NR; ++c) {
@@ -108,22 +108,16 @@ FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ld
       for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
     }
   }
-  if (k < depth) {  // the tail: one masked step (masked lanes add 0 * 0)
-    const __m256i m = TailMask(depth - k);
-    __m256 xv[MR];
-    for (int r = 0; r < MR; ++r) xv[r] = _mm256_maskload_ps(x + r * ldx + k, m);
-    for (int c = 0; c < NR; ++c) {
-      const __m256 wv = _mm256_maskload_ps(w + c * ldw + k, m);
-      for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
-    }
-  }
   for (int r = 0; r < MR; ++r) {
-    const __m128 s = Reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
     if constexpr (NR == 4) {
-      _mm_storeu_ps(out + r * ldo, s);
+      _mm_storeu_ps(out + r * ldo, Reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
     } else {
+      // Missing columns reduce zeros and are dropped.
+      __m256 a4[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                      _mm256_setzero_ps()};
+      for (int c = 0; c < NR; ++c) a4[c] = acc[r][c];
       alignas(16) float t[4];
-      _mm_store_ps(t, s);
+      _mm_store_ps(t, Reduce4(a4[0], a4[1], a4[2], a4[3]));
       for (int c = 0; c < NR; ++c) out[r * ldo + c] = t[c];
     }
   }
@@ -137,18 +131,30 @@ constexpr KernelNTFn kKernelsNT[3][4] = {
     {KernelNT<3, 1>, KernelNT<3, 2>, KernelNT<3, 3>, KernelNT<3, 4>},
 };
 
+// Copies rows x cols of m into a zero-padded (rows x ld) buffer.
+void PadCopy(ConstMat m, int64_t rows, int64_t cols, int64_t ld, std::vector<float>& buf) {
+  buf.assign(rows * ld, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) std::copy_n(m.data + r * m.ld, cols, buf.data() + r * ld);
+}
+
 FOCAL_AVX2 void GemmNTAvx2(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
                            int64_t depth) {
-  const int64_t nc = WTileRows(depth);
-  for (int64_t j0 = 0; j0 < cols; j0 += nc) {  // a w tile stays in L2 ...
-    const int64_t j1 = std::min(cols, j0 + nc);
-    for (int64_t i = 0; i < rows; i += 3) {     // ... while x rows pass by
+  if (depth % 8 != 0) {
+    // The k % 8 tail as one more step over zero-padded copies: each padded
+    // lane adds 0 * 0, exactly what a masked step adds.
+    thread_local std::vector<float> xp, wp;
+    const int64_t padded = (depth + 7) / 8 * 8;
+    PadCopy(x, rows, depth, padded, xp);
+    PadCopy(w, cols, depth, padded, wp);
+    return GemmNTAvx2({xp.data(), padded}, {wp.data(), padded}, out, rows, cols, padded);
+  }
+  // Four w rows stay in L1 while the block of x rows (in L2) passes by.
+  for (int64_t j = 0; j < cols; j += 4) {
+    const int64_t nr = std::min<int64_t>(4, cols - j);
+    for (int64_t i = 0; i < rows; i += 3) {
       const int64_t mr = std::min<int64_t>(3, rows - i);
-      for (int64_t j = j0; j < j1; j += 4) {
-        const int64_t nr = std::min<int64_t>(4, j1 - j);
-        kKernelsNT[mr - 1][nr - 1](x.data + i * x.ld, x.ld, w.data + j * w.ld, w.ld,
-                                   out.data + i * out.ld + j, out.ld, depth);
-      }
+      kKernelsNT[mr - 1][nr - 1](x.data + i * x.ld, x.ld, w.data + j * w.ld, w.ld,
+                                 out.data + i * out.ld + j, out.ld, depth);
     }
   }
 }
