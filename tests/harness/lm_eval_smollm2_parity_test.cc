@@ -79,11 +79,16 @@ std::vector<int32_t> Ints(const JsonValue& a) {
   return out;
 }
 
-// lm-eval returns each loglikelihood as a float32 sum (torch) converted to a
-// Python float, so its own value is known only to half a float32 ulp; allow
-// two ulps of the golden value on top of the 1e-4 budget.
-double LlTolerance(double golden) {
-  return 1e-4 + 2 * std::ldexp(1.0, std::ilogb(golden) - 23);
+// The allowed |ll - golden| for a continuation of n tokens: 1e-4, plus two
+// float32 ulps of the golden value (lm-eval returns a float32 sum), plus
+// 3e-5 per token for lm-eval's float32 log_softmax: over SmolLM2's 49152-token
+// vocabulary torch's float32 log-sum-exp reads each token's log-probability
+// 1.1e-5 to 1.8e-5 higher than a float64 log_softmax of the very same HF
+// logits (measured on PIQA docs 0-2), while ours sums in double and matches
+// the float64 value (within 6e-5 over 36 tokens). Measured worst case over the
+// 3597 requests: 1.9e-5 per token beyond the first two terms.
+double LlTolerance(double golden, size_t n_tokens) {
+  return 1e-4 + 2 * std::ldexp(1.0, std::ilogb(golden) - 23) + 3e-5 * n_tokens;
 }
 
 class LmEvalSmolLM2ParityTest : public ::testing::Test {
@@ -178,6 +183,7 @@ TEST_F(LmEvalSmolLM2ParityTest, EveryRequestMatches) {
     const std::vector<engine::TokenizedRequest>& toks = details_->at(task).requests;
     size_t next = 0;  // index into toks: requests in doc order
     double max_diff = 0;
+    double max_per_token = 0;
     int64_t checked = 0, truncated = 0, own_tokenizer = 0;
     for (size_t di = 0; di < golden.size(); ++di) {
       const JsonValue& g = golden[di];
@@ -224,7 +230,9 @@ TEST_F(LmEvalSmolLM2ParityTest, EveryRequestMatches) {
         const double want = want_req.Find("ll")->number();
         const double ll = o.Find("loglikelihoods")->array()[k].number();
         max_diff = std::max(max_diff, std::abs(ll - want));
-        EXPECT_LE(std::abs(ll - want), LlTolerance(want)) << "doc " << id << " request " << k;
+        EXPECT_LE(std::abs(ll - want), LlTolerance(want, cont.size()))
+            << "doc " << id << " request " << k;
+        max_per_token = std::max(max_per_token, std::abs(ll - want) / cont.size());
         EXPECT_EQ(o.Find("is_greedy")->array()[k].bool_value(),
                   want_req.Find("is_greedy")->bool_value())
             << "doc " << id << " request " << k;
@@ -243,7 +251,10 @@ TEST_F(LmEvalSmolLM2ParityTest, EveryRequestMatches) {
         const JsonValue* ov = o.Find("metrics")->Find(name);
         ASSERT_NE(ov, nullptr) << name;
         if (name == "perplexity") {  // lm-eval's per-doc value is the loglikelihood
-          EXPECT_LE(std::abs(ov->number() - value.number()), LlTolerance(value.number()))
+          const JsonValue& r0 = reqs[0].Find("model_tokenizer") ? *reqs[0].Find("model_tokenizer")
+                                                                : reqs[0];
+          EXPECT_LE(std::abs(ov->number() - value.number()),
+                    LlTolerance(value.number(), r0.Find("continuation_tokens")->array().size()))
               << "doc " << id;
         } else {
           EXPECT_EQ(ov->number(), value.number()) << name << " doc " << id;
@@ -255,9 +266,9 @@ TEST_F(LmEvalSmolLM2ParityTest, EveryRequestMatches) {
     total_own += own_tokenizer;
     std::printf(
         "[ lm-eval ] %-16s %4lld requests (%lld truncated, %lld by the model's own tokenizer), "
-        "max |ll - lm-eval| = %.2g\n",
+        "max |ll - lm-eval| = %.2g (per token %.2g)\n",
         task.c_str(), static_cast<long long>(checked), static_cast<long long>(truncated),
-        static_cast<long long>(own_tokenizer), max_diff);
+        static_cast<long long>(own_tokenizer), max_diff, max_per_token);
   }
   EXPECT_EQ(total_requests, meta->Find("requests")->integer());
   EXPECT_EQ(total_own, meta->Find("requests_model_tokenizer_differs")->integer());
@@ -289,10 +300,10 @@ TEST_F(LmEvalSmolLM2ParityTest, AggregatesMatch) {
         own_changed |= e != v.number();
       }
       for (const JsonValue& r : d.Find("requests")->array()) {
-        ll_tol = std::max(ll_tol, LlTolerance(r.Find("ll")->number()));
-        if (const JsonValue* o = r.Find("model_tokenizer")) {
-          ll_tol = std::max(ll_tol, LlTolerance(o->Find("ll")->number()));
-        }
+        const JsonValue* o = r.Find("model_tokenizer");
+        const JsonValue& w = o != nullptr ? *o : r;
+        ll_tol = std::max(ll_tol, LlTolerance(w.Find("ll")->number(),
+                                              w.Find("continuation_tokens")->array().size()));
       }
     }
     for (const auto& mv : t.metrics()) {
