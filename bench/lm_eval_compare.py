@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Side-by-side wall time: focal-eval vs lm-evaluation-harness on full task splits.
+"""Side-by-side wall time: focal-eval vs lm-evaluation-harness on the same files and model.
 
-Runs, one after the other on this machine, the six zero-shot tasks (arc_easy, arc_challenge,
-hellaswag, piqa, boolq, lambada_openai) on the bundled stories260K with
-  1. focal-eval run (CPU backend, all cores), and
-  2. lm-eval 0.4.13 (HF backend, fp32, CPU, all cores, --batch_size given below),
-over the same files from ../shared/data (lm-eval reads them through the custom tasks in
-tests/reference/lm_eval_tasks/ with FOCAL_LM_EVAL_DATA pointing at a staging directory), and
-prints a Markdown table of wall time, requests/s and each task's headline metric from both.
+Runs, one after the other on this machine, zero-shot tasks (default: arc_easy, arc_challenge,
+hellaswag, piqa, boolq, lambada_openai, lambada_standard) on one model (default: the default
+model, SmolLM2-135M-Instruct Q4_1 GGUF; any HF directory or .gguf file, e.g. the bundled
+model/assets/stories260K) with
+  1. focal-eval run (CPU backend, --threads N), and
+  2. lm-eval 0.4.13 (HF backend, fp32, CPU, torch threads N, --batch-size B), through lm-eval's
+     own installed task configs with only the data source replaced by the loaders of
+     tests/reference/lm_eval_parity_reference.py (the same ../shared/data files; transformers
+     loads a GGUF itself, dequantized to float32),
+and prints a Markdown table of wall time, requests/s and each task's headline metric from both.
+Full splits unless --limit; ARC-Challenge is its dev split (the only one in ../shared).
 
-Needs: a built focal-eval (cmake --build build) and lm-eval importable by --python
-(pip install -r tests/reference/lm_eval_requirements.txt). Not a test: numbers are noisy.
-Usage: python3 bench/lm_eval_compare.py [--limit N] [--batch-size B] [--python PY]
+Needs: a built focal-eval (cmake --build build --target focal-eval) and a python with lm-eval
+(tests/reference/README.md: /tmp/lmeval-venv). Not a test: numbers are noisy.
+Usage: python3 bench/lm_eval_compare.py [--model PATH] [--tasks T,...] [--limit N] [--threads N]
+                                        [--batch-size B] [--python PY] [--skip-lm-eval]
 """
 import argparse
-import bz2
 import json
 import os
 import subprocess
@@ -24,38 +28,32 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
-TASKS = ["arc_easy", "arc_challenge", "hellaswag", "piqa", "boolq", "lambada_openai"]
-# staged name -> source under ../shared/data
-FILES = {
-    "arc_easy.jsonl": "arc/ARC-Easy-Test.jsonl",
-    "arc_challenge.jsonl": "arc/ARC-Challenge-Dev.jsonl",
-    "hellaswag.txt": "hellaswag/hellaswag_val_full.txt.bz2",
-    "piqa.jsonl": "piqa/valid.jsonl",
-    "piqa-labels.lst": "piqa/valid-labels.lst",
-    "boolq.jsonl": "boolq/dev.jsonl",
-    "lambada_openai.jsonl": "lambada/lambada_test.jsonl",
-}
-DATA_FLAG = {"arc_easy": "arc_easy.jsonl", "arc_challenge": "arc_challenge.jsonl",
-             "hellaswag": "hellaswag.txt", "piqa": "piqa.jsonl", "boolq": "boolq.jsonl",
-             "lambada_openai": "lambada_openai.jsonl"}
+TASKS = ["arc_easy", "arc_challenge", "hellaswag", "piqa", "boolq", "lambada_openai", "lambada_standard"]
 HEADLINE = {"arc_easy": "acc", "arc_challenge": "acc_norm", "hellaswag": "acc_norm", "piqa": "acc",
-            "boolq": "acc", "lambada_openai": "acc"}
+            "boolq": "acc", "lambada_openai": "acc", "lambada_standard": "acc"}
+# The data file focal-eval reads per task (PIQA's labels sit beside it; the reference
+# script's loaders read the same files).
+FOCAL_DATA = {
+    "arc_easy": "arc/ARC-Easy-Test.jsonl", "arc_challenge": "arc/ARC-Challenge-Dev.jsonl",
+    "hellaswag": "hellaswag/hellaswag_val_full.txt.bz2", "piqa": "piqa/valid.jsonl",
+    "boolq": "boolq/dev.jsonl", "lambada_openai": "lambada/lambada_test.jsonl",
+    "lambada_standard": "lambada/lambada_test_plain_text.txt",
+}
 
 
-def stage(dst):
-    for name, src in FILES.items():
-        data = open(os.path.join(SHARED, src), "rb").read()
-        if src.endswith(".bz2"):
-            data = bz2.decompress(data)
-        open(os.path.join(dst, name), "wb").write(data)
+def default_model():
+    cache = os.environ.get("FOCAL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "focal-eval")
+    return os.path.join(cache, "models", "smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-def run_focal(stage_dir, work, limit):
+def run_focal(tasks, model, work, limit, threads):
     cmd = [os.path.join(REPO, "build", "harness", "focal-eval"), "run", "--no-progress",
-           "--tasks", ",".join(TASKS), "--out", os.path.join(work, "focal.json"),
+           "--model", model, "--device", "cpu", "--threads", str(threads),
+           "--tasks", ",".join(tasks), "--out", os.path.join(work, "focal.json"),
            "--cache-dir", os.path.join(work, "focal-cache")]
-    for t in TASKS:
-        cmd += ["--data", f"{t}={os.path.join(stage_dir, DATA_FLAG[t])}"]
+    for t in tasks:
+        cmd += ["--data", f"{t}={os.path.join(SHARED, FOCAL_DATA[t])}"]
     if limit:
         cmd += ["--limit", str(limit)]
     t0 = time.monotonic()
@@ -69,26 +67,32 @@ def run_focal(stage_dir, work, limit):
 
 
 LM_EVAL_SNIPPET = r"""
-import json, os, sys, time
-import lm_eval
+import json, sys, time
+tasks, limit, bs, threads, model_path, ref_dir, shared, out = json.loads(sys.argv[1])
+sys.path.insert(0, ref_dir)
+import lm_eval_parity_reference as ref  # sets the offline env vars before importing lm-eval
+import lm_eval, torch
+from lm_eval.models.huggingface import HFLM
 from lm_eval.tasks import TaskManager
-tasks, limit, bs, model, tasks_dir, out = json.loads(sys.argv[1])
-tm = TaskManager(include_path=tasks_dir, include_defaults=False)
+torch.set_num_threads(threads)
 t0 = time.monotonic()
-r = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model},dtype=float32",
-                            device="cpu", batch_size=bs, tasks=tasks, task_manager=tm,
-                            limit=limit or None)
-wall = time.monotonic() - t0
-json.dump({"wall": wall, "results": r["results"], "n": r["n-samples"]}, open(out, "w"))
+model, tok = ref.load_model(model_path)
+lm = HFLM(pretrained=model, tokenizer=tok, batch_size=bs)
+tm = TaskManager()
+specs, _ = ref.task_specs(tm, tasks, shared)
+t1 = time.monotonic()
+r = lm_eval.simple_evaluate(model=lm, tasks=specs, task_manager=tm, limit=limit or None)
+t2 = time.monotonic()
+json.dump({"load": t1 - t0, "evaluate": t2 - t1, "results": r["results"], "n": r["n-samples"]},
+          open(out, "w"))
 """
 
 
-def run_lm_eval(stage_dir, work, limit, batch_size, python):
-    env = dict(os.environ, FOCAL_LM_EVAL_DATA=stage_dir, HF_HUB_OFFLINE="1",
-               HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+def run_lm_eval(tasks, model, work, limit, batch_size, threads, python):
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
     out = os.path.join(work, "lm_eval.json")
-    args = json.dumps([TASKS, limit, batch_size, os.path.join(REPO, "build", "testdata", "stories260K"),
-                       os.path.join(REPO, "tests", "reference", "lm_eval_tasks"), out])
+    args = json.dumps([tasks, limit, batch_size, threads, model,
+                       os.path.join(REPO, "tests", "reference"), SHARED, out])
     t0 = time.monotonic()
     log = os.path.join(work, "lm_eval.log")
     with open(log, "w") as f:
@@ -101,36 +105,43 @@ def run_lm_eval(stage_dir, work, limit, batch_size, python):
     res = json.load(open(out))
     metrics = {t: {k.split(",")[0]: v for k, v in r.items() if isinstance(v, float)}
                for t, r in res["results"].items()}
-    return wall, res["wall"], metrics
+    return wall, res["load"], res["evaluate"], metrics
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tasks", default=",".join(TASKS), help="subset of the six tasks")
+    ap.add_argument("--model", default=default_model(), help="HF directory or .gguf file")
+    ap.add_argument("--tasks", default=",".join(TASKS), help="subset of the seven tasks")
     ap.add_argument("--limit", type=int, default=0, help="documents per task (0: full splits)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads, both tools")
     ap.add_argument("--batch-size", default="32", help="lm-eval batch size")
     ap.add_argument("--python", default=sys.executable, help="python with lm-eval installed")
+    ap.add_argument("--skip-lm-eval", action="store_true", help="time focal-eval only")
     a = ap.parse_args()
-    TASKS[:] = a.tasks.split(",")
+    tasks = a.tasks.split(",")
     with tempfile.TemporaryDirectory() as work:
-        stage_dir = os.path.join(work, "data")
-        os.makedirs(stage_dir)
-        stage(stage_dir)
-        f_wall, requests, f_metrics, f_model = run_focal(stage_dir, work, a.limit)
-        l_wall, l_eval_wall, l_metrics = run_lm_eval(stage_dir, work, a.limit, a.batch_size,
-                                                     a.python)
-    print(f"{requests} loglikelihood requests, {'full splits' if not a.limit else f'limit {a.limit}'}"
-          f", {os.cpu_count()} cores\n")
+        f_wall, requests, f_metrics, f_model = run_focal(tasks, a.model, work, a.limit, a.threads)
+        if not a.skip_lm_eval:
+            l_wall, l_load, l_eval, l_metrics = run_lm_eval(tasks, a.model, work, a.limit,
+                                                            a.batch_size, a.threads, a.python)
+    print(f"{os.path.basename(os.path.normpath(a.model))}: {requests} loglikelihood requests, "
+          f"{'full splits' if not a.limit else f'limit {a.limit}'}, {a.threads} threads, "
+          f"{os.cpu_count()} cores\n")
     print("| tool | wall s | requests/s | speed-up |")
     print("|---|---:|---:|---:|")
-    print(f"| focal-eval run (CPU) | {f_wall:.1f} | {requests / f_wall:.0f} | {l_wall / f_wall:.1f}x |")
-    print(f"| lm-eval 0.4.13 (HF, CPU, batch {a.batch_size}) | {l_wall:.1f} "
-          f"(evaluate {l_eval_wall:.1f}) | {requests / l_wall:.0f} | 1.0x |")
+    if a.skip_lm_eval:
+        print(f"| focal-eval run (CPU) | {f_wall:.1f} | {requests / f_wall:.0f} | |")
+    else:
+        print(f"| focal-eval run (CPU) | {f_wall:.1f} | {requests / f_wall:.0f} | "
+              f"{l_wall / f_wall:.1f}x |")
+        print(f"| lm-eval 0.4.13 (HF, CPU, batch {a.batch_size}) | {l_wall:.1f} (model load "
+              f"{l_load:.1f}, evaluate {l_eval:.1f}) | {requests / l_wall:.0f} | 1.0x |")
     print("\n| task | metric | focal-eval | lm-eval |")
     print("|---|---|---:|---:|")
-    for t in TASKS:
+    for t in tasks:
         m = HEADLINE[t]
-        print(f"| {t} | {m} | {f_metrics[t][m]:.4f} | {l_metrics[t][m]:.4f} |")
+        theirs = "" if a.skip_lm_eval else f"{l_metrics[t][m]:.4f}"
+        print(f"| {t} | {m} | {f_metrics[t][m]:.4f} | {theirs} |")
     print(f"\nfocal-eval processed {f_model['tokens_processed']} tokens "
           f"({float(f_model['tokens_per_second']):.0f} tokens/s).")
 
