@@ -3,8 +3,8 @@
 
 Runs, one after the other on this machine, zero-shot tasks (default: arc_easy, arc_challenge,
 hellaswag, piqa, boolq, lambada_openai, lambada_standard) on one model (default: the default
-model, SmolLM2-135M-Instruct Q4_1 GGUF; any HF directory or .gguf file, e.g. the bundled
-model/assets/stories260K) with
+model, SmolLM2-135M-Instruct Q4_1 GGUF; any HF directory or .gguf file, e.g. the stories260K the build converts into
+build/testdata/stories260K) with
   1. focal-eval run (CPU backend, --threads N), and
   2. lm-eval 0.4.13 (HF backend, fp32, CPU, torch threads N, --batch-size B), through lm-eval's
      own installed task configs with only the data source replaced by the loaders of
