@@ -23,7 +23,7 @@ $FE score --text "The lighthouse keeper counted the ships that passed each night
 # Base vs the t=0.4 retrofit on the bundled samples (reports in build/demo/compare),
 # with logit agreement and attention entropy on 16 documents per task.
 $FE compare --tasks all --attention-stats 16 --out build/demo/compare
-# A short long-context pass: the 13 RULER tasks and hotpotqa_long, 3 samples
+# A short long-context pass: the 13 RULER tasks and hotpotqa_long, one sample
 # each at 2048 tokens (reports in build/demo/compare_long).
-$FE compare --tasks long_context --lengths 2048 --limit 3 --attention-stats 3 \
+$FE compare --tasks long_context --lengths 2048 --limit 1 --attention-stats 1 \
   --out build/demo/compare_long
