@@ -81,9 +81,8 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
   if (!docs.ok()) return Annotate(docs.status(), absl::StrCat("task ", task.name()));
   FOCAL_ASSIGN_OR_RETURN(td.sha256, FileSha256(td.path));
   td.total_docs = static_cast<int64_t>(docs->size());
-  // Few-shot pool: --fewshot-data (sampled as lm-eval samples a different
-  // split: k documents), else the evaluated file itself (lm-eval's "same
-  // split" case: k + 1 drawn, the current document dropped).
+  // Few-shot pool: --fewshot-data, else the evaluated file itself; which
+  // draws drop the current document: task_spec.proto, fewshot_excludes_doc.
   std::vector<datasets::Doc> separate_pool;
   const bool separate = o.fewshot_data.count(task.name()) > 0;
   if (o.num_fewshot > 0 && separate) {
@@ -107,7 +106,10 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
     const datasets::Doc& d = (*docs)[n];
     std::string prefix;
     if (o.num_fewshot > 0) {
-      auto p = task.FewshotPrefix(d, pool, o.num_fewshot, /*exclude_doc=*/!separate, rnd);
+      auto p = task.FewshotPrefix(d, pool, o.num_fewshot,
+                                  /*exclude_doc=*/task.spec().fewshot_excludes_doc() ||
+                                      (!separate && !task.spec().fewshot_from_eval_split()),
+                                  rnd);
       if (!p.ok()) return Annotate(p.status(), td.path);
       prefix = std::move(*p);
     }

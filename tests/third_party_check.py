@@ -12,7 +12,7 @@ Two checks over `git ls-files`:
      a file of the build's conversion of stories260K (--derived DIR), or a
      tracked .safetensors holds a tensor whose bytes equal one of the converted
      model's tensors.
-Usage: third_party_check.py SHARED [--derived DIR]... [--known PREFIX]... (run in the checkout).
+Usage: third_party_check.py SHARED [--derived DIR]... (run in the checkout).
 Exit 0: clean; 1: findings (listed); 77: SHARED missing and CI is not "true".
 """
 import argparse
@@ -125,9 +125,6 @@ def safetensors_tensors(data):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("shared")
-    ap.add_argument("--known", action="append", default=[],
-                    help="a path prefix still carrying third-party text, listed in the open issue "
-                         "that removes it: reported, not failed")
     ap.add_argument("--derived", action="append", default=[],
                     help="a directory of files made from SHARED/models (e.g. the converted stories260K)")
     args = ap.parse_args()
@@ -178,15 +175,10 @@ def main():
             if line is not None:
                 findings.append(f"{rel}: holds a line of {args.shared}/data: {line[:80]!r}")
                 break
-    known = [f for f in findings if f.split(":")[0].startswith(tuple(args.known))]
-    failed = [f for f in findings if f not in known]
-    for f in known:
-        print("known (open issue):", f)
-    for f in failed:
+    for f in findings:
         print(f)
-    print(f"{len(failed)} tracked files carry data from {args.shared} "
-          f"(and {len(known)} known ones)")
-    return 1 if failed else 0
+    print(f"{len(findings)} tracked files carry data from {args.shared}")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":

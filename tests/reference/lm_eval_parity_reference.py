@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """lm-evaluation-harness parity goldens for any model: per-request scores, token ids and hashes.
 
-Runs the real lm-eval (HF backend, float32, CPU, batch size 1, zero-shot, lm-eval's default seeds)
+Runs the real lm-eval (HF backend, float32, CPU, batch size 1, zero-shot unless
+--num-fewshot, lm-eval's default seeds)
 through lm-eval's OWN installed task configs (TaskManager defaults): the configs are loaded as
 installed and only their data source is replaced, by a `custom_dataset` loader that reads the
 published files under ../shared/data and yields the schema of the HF dataset each config names.
@@ -19,8 +20,15 @@ Writes, under --out:
 Usage (repo root; see tests/reference/README.md; nothing touches the HF hub):
     python tests/reference/lm_eval_parity_reference.py \\
         --model "$(bash scripts/fetch_default_model.sh)" --out tests/testdata/golden/lm_eval_smollm2
-Also usable as a loader module: `loaders(shared_data)` maps task names to custom_dataset
-callables and `task_specs(...)` builds the config dicts (bench/lm_eval_compare.py uses both).
+    python tests/reference/lm_eval_parity_reference.py --model build/testdata/stories260K \\
+        --out tests/testdata/golden/lm_eval_stories260k
+    python tests/reference/lm_eval_parity_reference.py --model build/testdata/stories260K \\
+        --tasks arc_easy,piqa,boolq,lambada_openai,lambada_standard --limit 40 --num-fewshot 3 \\
+        --fewshot-data arc_easy=arc/ARC-Easy-Dev.jsonl --fewshot-data piqa=piqa/valid.jsonl \\
+        --fewshot-data boolq=boolq/dev.jsonl \\
+        --fewshot-data lambada_standard=lambada/lambada_test_plain_text.txt \\
+        --out tests/testdata/golden/lm_eval_stories260k_3shot
+Also usable as a loader module: `make_loader(...)` builds a custom_dataset callable and `task_specs(...)` builds the config dicts (bench/lm_eval_compare.py uses both).
 """
 import argparse
 import bz2
@@ -162,35 +170,48 @@ def _split_names(cfg):
             if cfg.get(k)]
 
 
-def make_loader(task, shared_data, cfg):
+def make_loader(task, shared_data, cfg, fewshot_files=None):
     """A custom_dataset callable: the task's evaluation split from ../shared/data.
 
-    The split lm-eval evaluates (test_split, else validation_split) gets the file's documents;
-    every other split the config names (training, few-shot) is empty with the same features,
-    since ../shared has no such data (zero-shot only: nothing is drawn from them).
+    The split lm-eval evaluates (test_split, else validation_split) gets the file's documents.
+    With `fewshot_files` (paths under shared_data, read like DATA_FILES[task]) the split lm-eval
+    draws few-shot examples from (fewshot_split, else training_split, else a validation split
+    that is not the evaluated one) gets those documents: k are drawn, the current document not
+    excluded. Every other split the config names is empty with the same features, since
+    ../shared has no such data. A config with none of those (lambada_openai) draws its few-shot
+    examples from the evaluated split itself, the current document not excluded either.
     """
     paths = [os.path.join(shared_data, p) for p in DATA_FILES[task]]
     eval_split = cfg.get("test_split") or cfg.get("validation_split")
+    fewshot_split = cfg.get("fewshot_split") or cfg.get("training_split") or (
+        cfg.get("validation_split") if cfg.get("validation_split") != eval_split else None)
+    if fewshot_files and not fewshot_split:
+        raise ValueError(f"{task}: its lm-eval config draws few-shot examples from the evaluated "
+                         "split; --fewshot-data does not apply")
 
     def load(**_metadata):
         ds = datasets.Dataset.from_list(_READERS[task](*paths))
         out = {name: ds.select([]) for name in _split_names(cfg)}
         out[eval_split] = ds
+        if fewshot_files:
+            out[fewshot_split] = datasets.Dataset.from_list(
+                _READERS[task](*[os.path.join(shared_data, p) for p in fewshot_files]))
         return out
 
     return load
 
 
-def task_specs(task_manager, tasks, shared_data):
+def task_specs(task_manager, tasks, shared_data, fewshot_data=None):
     """lm-eval's installed config of each task with only `custom_dataset` replaced.
 
+    `fewshot_data` maps a task to the files (under shared_data) of its few-shot split.
     Returns (config dicts for simple_evaluate, {task: config file path}).
     """
     specs, sources = [], {}
     for task in tasks:
         entry = task_manager.task_index[task]
         cfg = load_yaml(entry.yaml_path, resolve_func=True)  # lm-eval's own loader (includes resolved)
-        cfg["custom_dataset"] = make_loader(task, shared_data, cfg)
+        cfg["custom_dataset"] = make_loader(task, shared_data, cfg, (fewshot_data or {}).get(task))
         specs.append(cfg)
         sources[task] = str(entry.yaml_path)
     return specs, sources
@@ -367,11 +388,25 @@ def main():
     ap.add_argument("--shared-data", default=os.path.join(os.path.dirname(REPO), "shared", "data"))
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--limit", type=int, default=200, help="first N documents per task")
+    ap.add_argument("--num-fewshot", type=int, default=0,
+                    help="few-shot examples per document (lm-eval's sampler and default seed 1234)")
+    ap.add_argument("--fewshot-data", action="append", default=[], metavar="TASK=FILE",
+                    help="a file under --shared-data that fills TASK's few-shot split (read like "
+                         "its evaluation file; PIQA's labels: the .lst beside it); repeatable")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads (1: fixed reduction order, byte-identical reruns)")
     ap.add_argument("--no-write", action="store_true", help="run and check, write nothing (timing)")
     args = ap.parse_args()
     tasks = args.tasks.split(",")
+    fewshot_data = {}
+    for item in args.fewshot_data:
+        task, sep, rel = item.partition("=")
+        if not sep or task not in tasks:
+            ap.error(f"--fewshot-data {item}: expected TASK=FILE with TASK among --tasks")
+        fewshot_data[task] = [rel] + [p for p in DATA_FILES[task][1:] if rel == DATA_FILES[task][0]]
+        if len(fewshot_data[task]) != len(DATA_FILES[task]):
+            ap.error(f"--fewshot-data {item}: {task} reads {len(DATA_FILES[task])} files; "
+                     "only its evaluation files can be given")
 
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
@@ -382,11 +417,12 @@ def main():
     t_load = time.time() - t0
     lm = RecordingHFLM(pretrained=model, tokenizer=tok, batch_size=BATCH_SIZE)
     task_manager = TaskManager()  # lm-eval's installed task configs only
-    specs, sources = task_specs(task_manager, tasks, args.shared_data)
+    specs, sources = task_specs(task_manager, tasks, args.shared_data, fewshot_data)
     t0 = time.time()
     out = lm_eval.simple_evaluate(
         model=lm, tasks=specs, task_manager=task_manager, limit=args.limit, log_samples=True,
-        # zero-shot; bootstrap_iters and all seeds left at lm-eval's defaults (100000; 0/1234/1234/1234)
+        num_fewshot=args.num_fewshot or None,
+        # bootstrap_iters and all seeds left at lm-eval's defaults (100000; 0/1234/1234/1234)
     )
     t_eval = time.time() - t0
     print(f"model load {t_load:.1f} s, simple_evaluate {t_eval:.1f} s "
@@ -410,12 +446,15 @@ def main():
         "tokenizer_class": type(tok).__name__,
         "add_special_tokens_adds": tok.encode("a") != tok.encode("a", add_special_tokens=False),
         "prefix_token_id": lm.prefix_token_id,
-        "limit": args.limit, "num_fewshot": 0, "max_length": lm.max_length,
+        "limit": args.limit, "num_fewshot": args.num_fewshot, "max_length": lm.max_length,
         "bootstrap_iters": BOOTSTRAP_ITERS,
         "task_configs": {t: {"path": os.path.relpath(p, pkg), "sha256": file_sha256(p)}
                          for t, p in sources.items()},
         "data": {t: {p: file_sha256(os.path.join(args.shared_data, p)) for p in DATA_FILES[t]}
                  for t in tasks},
+        # the files that filled each task's few-shot split
+        "fewshot_data": {t: {p: file_sha256(os.path.join(args.shared_data, p)) for p in fs}
+                         for t, fs in fewshot_data.items()},
         "requests": len(requests),
         "requests_truncated": sum(1 for r in requests if r["truncated"]),
         # requests whose ids from the model's own tokenizer differ from lm-eval's (see
