@@ -2,6 +2,7 @@
 #include "datasets/reader_util.h"
 
 #include <bzlib.h>
+#include <zlib.h>
 
 #include <utility>
 
@@ -42,10 +43,48 @@ absl::StatusOr<std::vector<Line>> SplitLines(absl::string_view contents, absl::s
   return lines;
 }
 
+namespace {
+
+// gunzip of a whole .gz file (several members allowed, as gzip writes them).
+absl::StatusOr<std::string> Gunzip(absl::string_view path, const std::string& raw) {
+  z_stream strm{};
+  if (inflateInit2(&strm, 16 + MAX_WBITS) != Z_OK) {
+    return absl::InternalError("cannot initialise gzip decompression");
+  }
+  std::string out;
+  char buf[1 << 16];
+  strm.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  strm.avail_in = static_cast<uInt>(raw.size());
+  int rc = Z_OK;
+  while (true) {
+    strm.next_out = reinterpret_cast<Bytef*>(buf);
+    strm.avail_out = sizeof(buf);
+    rc = inflate(&strm, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - strm.avail_out);
+    if (rc == Z_STREAM_END && strm.avail_in > 0) {
+      rc = inflateReset(&strm);  // the next gzip member
+      if (rc != Z_OK) break;
+      continue;
+    }
+    if (rc != Z_OK) break;
+    if (strm.avail_in == 0 && strm.avail_out != 0) break;  // truncated input
+  }
+  inflateEnd(&strm);
+  if (rc != Z_STREAM_END) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": corrupt or truncated gzip data (zlib error ", rc, ")"));
+  }
+  return out;
+}
+
+}  // namespace
+
 // Reads `path`, decompressing it when it ends in ".bz2" (the form the
-// llama.cpp HellaSwag file is distributed in).
+// llama.cpp HellaSwag file is distributed in) or ".gz" (lost-in-the-middle's
+// files, used by HELMET).
 absl::StatusOr<std::string> ReadDataFile(absl::string_view path) {
   FOCAL_ASSIGN_OR_RETURN(std::string raw, ReadFile(path));
+  if (absl::EndsWith(path, ".gz")) return Gunzip(path, raw);
   if (!absl::EndsWith(path, ".bz2")) return raw;
   bz_stream strm{};
   if (BZ2_bzDecompressInit(&strm, 0, 0) != BZ_OK) {

@@ -32,7 +32,11 @@ struct Line {
 // for line-aligned files such as PIQA's labels, silently mis-pair them).
 absl::StatusOr<std::vector<Line>> SplitLines(absl::string_view contents, absl::string_view path);
 
-// ReadFile + SplitLines. The returned lines point into `*storage`.
+// The whole file, decompressed when its name ends in ".bz2" or ".gz";
+// corrupt or truncated compressed data is DataLoss naming the file.
+absl::StatusOr<std::string> ReadDataFile(absl::string_view path);
+
+// ReadDataFile + SplitLines. The returned lines point into `*storage`.
 absl::StatusOr<std::vector<Line>> ReadLines(absl::string_view path, std::string* storage);
 
 // "<path>:<line>: <what>" as InvalidArgument.

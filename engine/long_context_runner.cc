@@ -27,7 +27,7 @@
 #include "base/status_macros.h"
 #include "engine/generator.h"
 #include "model/memory_estimate.h"
-#include "reports/ruler_summary.h"
+#include "reports/length_summary.h"
 #include "tasks/metric_registry.h"
 
 namespace focal::engine {
@@ -362,7 +362,7 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
     tr->set_num_requests(tr->num_docs());
   }
   // RULER's headline: the mean over tasks per length, and the effective length.
-  return reports::SetRulerSummary(run);
+  return reports::SetLengthSummaries(run);
 }
 
 }  // namespace focal::engine

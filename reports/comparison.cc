@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "reports/length_summary.h"
 #include "reports/results_writer.h"
 #include "reports/stats.h"
 #include "tasks/metric_registry.h"
@@ -148,6 +149,21 @@ std::string AttentionMarkdown(const ComparisonReport& rep) {
   return out;
 }
 
+// The categories of `means` in report order: RULER, then HELMET's ICL,
+// recall and RAG.
+template <typename M>
+std::vector<std::string> CategoryOrder(const M& means) {
+  static const char* kOrder[] = {"ruler", "helmet_icl", "helmet_recall", "helmet_rag"};
+  std::vector<std::string> out;
+  for (const char* c : kOrder) {
+    if (means.count(c) > 0) out.push_back(c);
+  }
+  for (const auto& [c, v] : means) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<LayerCurve> AttentionCurves(const ComparisonReport& rep) {
@@ -226,7 +242,9 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
   for (size_t k = 1; k < scores.size(); ++k) {
     const PerDocScores& focal = scores[k];
     const ModelRun& fm = runs.models(static_cast<int>(k));
-    std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> ruler_means;
+    // category -> length -> (base, focal) task scores
+    std::map<std::string, std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>>>
+        category_means;
     for (const auto& [task_key, metrics] : base.values) {
       auto fit = focal.values.find(task_key);
       if (fit == focal.values.end()) {
@@ -294,24 +312,36 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
           if (!m.ok()) return m.status();
           r->set_mcnemar_p(m->p_value);
         }
-        if (length > 0 && task.rfind("ruler_", 0) == 0) {
-          ruler_means[length].first.push_back(r->base());
-          ruler_means[length].second.push_back(r->focal());
+        if (const std::string cat = LengthCategoryOf(task); length > 0 && !cat.empty()) {
+          category_means[cat][length].first.push_back(r->base());
+          category_means[cat][length].second.push_back(r->focal());
         }
       }
     }
-    for (const auto& [len, v] : ruler_means) {
-      LengthComparison* l = rep.add_lengths();
-      l->set_focal_variant(fm.variant());
-      l->set_context_length(len);
-      l->set_base_average(tasks::Mean(v.first));
-      l->set_focal_average(tasks::Mean(v.second));
-      l->set_relative_improvement(l->base_average() != 0
-                                      ? (l->focal_average() - l->base_average()) / l->base_average()
-                                      : std::nan(""));
+    for (const std::string& cat : CategoryOrder(category_means)) {
+      for (const auto& [len, v] : category_means.at(cat)) {
+        LengthComparison* l = rep.add_lengths();
+        l->set_focal_variant(fm.variant());
+        l->set_context_length(len);
+        l->set_base_average(tasks::Mean(v.first));
+        l->set_focal_average(tasks::Mean(v.second));
+        l->set_relative_improvement(
+            l->base_average() != 0 ? (l->focal_average() - l->base_average()) / l->base_average()
+                                   : std::nan(""));
+        l->set_category(cat);
+      }
     }
   }
   return rep;
+}
+
+std::vector<std::string> LengthCategories(const ComparisonReport& rep) {
+  std::vector<std::string> out;
+  for (const LengthComparison& l : rep.lengths()) {
+    const std::string c = LengthCategoryOf(l);
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
 }
 
 std::string ComparisonMarkdown(const ComparisonReport& rep) {
@@ -343,10 +373,12 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
                     Fmt(r.ci_high()), "] | ", r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", " | ",
                     r.wins(), "/", r.ties(), "/", r.losses(), " |\n");
   }
-  if (!rep.lengths().empty()) {
-    absl::StrAppend(&out, "\n## RULER average per length\n\n| Variant | Length | Base | Focal | "
-                          "Relative improvement |\n|---|---:|---:|---:|---:|\n");
+  for (const std::string& cat : LengthCategories(rep)) {
+    absl::StrAppend(&out, "\n## ", LengthCategoryTitle(cat),
+                    " average per length\n\n| Variant | Length | Base | Focal | "
+                    "Relative improvement |\n|---|---:|---:|---:|---:|\n");
     for (const LengthComparison& l : rep.lengths()) {
+      if (LengthCategoryOf(l) != cat) continue;
       absl::StrAppend(&out, "| ", l.focal_variant(), " | ", l.context_length(), " | ",
                       Fmt(l.base_average()), " | ", Fmt(l.focal_average()), " | ",
                       std::isnan(l.relative_improvement())
@@ -354,6 +386,7 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
                           : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
                       " |\n");
     }
+    if (cat != "ruler") continue;
     absl::StrAppend(&out, "\nEffective length: base ", b.effective_length());
     for (int i = 1; i < rep.runs().models_size(); ++i) {
       absl::StrAppend(&out, ", ", rep.runs().models(i).variant(), " ",

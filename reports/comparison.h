@@ -43,6 +43,14 @@ struct LayerCurve {
 };
 std::vector<LayerCurve> AttentionCurves(const ComparisonReport& report);
 
+// The category of a row (reports/length_summary.h); reports written before
+// HELMET have none, and then every row is RULER's.
+inline std::string LengthCategoryOf(const LengthComparison& l) {
+  return l.category().empty() ? "ruler" : l.category();
+}
+// The categories of report.lengths() in their order.
+std::vector<std::string> LengthCategories(const ComparisonReport& report);
+
 std::string ComparisonMarkdown(const ComparisonReport& report);
 // One row per model x task x length x layer x head.
 std::string ComparisonAttentionCsv(const ComparisonReport& report);

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "reports/comparison.h"
+#include "reports/length_summary.h"
+#include "reports/length_summary.h"
 #include "reports/results_writer.h"
 #include "reports/svg.h"
 
@@ -156,28 +158,23 @@ std::string LineChart(const std::string& title, const std::string& xlabel,
   return out;
 }
 
-// Chart 2: the RULER average per length, one line per model.
-std::string RulerChart(const ComparisonReport& rep) {
-  if (rep.lengths().empty()) {
-    return "<p class=\"note\">RULER score vs context length: no long-context tasks in this "
-           "comparison.</p>\n";
-  }
+// Chart 2: a category's average per length (RULER, HELMET ICL, ...), one
+// line per model.
+std::string CategoryChart(const ComparisonReport& rep, const std::string& category) {
+  const std::string title = LengthCategoryTitle(category);
   std::vector<std::string> variants;
   std::map<double, double> base;
   std::map<std::string, std::map<double, double>> focal;
   std::set<double> xs;
   for (const LengthComparison& l : rep.lengths()) {
     const double len = static_cast<double>(l.context_length());
-    if (len <= 0) continue;
+    if (len <= 0 || LengthCategoryOf(l) != category) continue;
     xs.insert(len);
     base.emplace(len, l.base_average());  // the same for every focal variant
     if (focal.find(l.focal_variant()) == focal.end()) variants.push_back(l.focal_variant());
     focal[l.focal_variant()][len] = l.focal_average();
   }
-  if (xs.empty()) {
-    return "<p class=\"note\">RULER score vs context length: no long-context tasks in this "
-           "comparison.</p>\n";
-  }
+  if (xs.empty()) return "";
   svg::Frame f;
   f.ymin = 0;
   f.ymax = 100;
@@ -191,8 +188,25 @@ std::string RulerChart(const ComparisonReport& rep) {
     const auto& m = focal[variants[i]];
     series.push_back({variants[i], Color(i + 1), false, {m.begin(), m.end()}});
   }
-  return LineChart("RULER average score vs context length", "context length (tokens, log2 scale)",
-                   "RULER average (0-100)", f, xpos, xlabels, series);
+  return LineChart(absl::StrCat(title, " average score vs context length"),
+                   "context length (tokens, log2 scale)", absl::StrCat(title, " average (0-100)"),
+                   f, xpos, xlabels, series);
+}
+
+// One chart per long-context category, or a note when there is none.
+std::string CategoryCharts(const ComparisonReport& rep) {
+  std::string out;
+  for (const std::string& cat : LengthCategories(rep)) {
+    const std::string chart = CategoryChart(rep, cat);
+    if (chart.empty()) continue;
+    if (!out.empty()) absl::StrAppend(&out, "</div>\n<div class=\"chart\">\n");
+    absl::StrAppend(&out, chart);
+  }
+  if (out.empty()) {
+    return "<p class=\"note\">RULER score vs context length: no long-context tasks in this "
+           "comparison.</p>\n";
+  }
+  return out;
 }
 
 // Chart 3: hotpotqa_long substring_match vs gold depth, per model and length.
@@ -354,7 +368,7 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
 
   const std::vector<LayerCurve> curves = AttentionCurves(rep);
   absl::StrAppend(&out, "<h2>Charts</h2>\n<div class=\"chart\">\n", TaskBarsChart(rep),
-                  "</div>\n<div class=\"chart\">\n", RulerChart(rep),
+                  "</div>\n<div class=\"chart\">\n", CategoryCharts(rep),
                   "</div>\n<div class=\"chart\">\n", HotpotChart(rep), "</div>\n",
                   "<div class=\"chart\">\n", AttentionChart(curves, /*mass=*/false), "</div>\n");
   if (const std::string m = AttentionChart(curves, /*mass=*/true); !m.empty()) {
@@ -382,12 +396,13 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
   }
   absl::StrAppend(&out, "</tbody>\n</table>\n");
 
-  if (!rep.lengths().empty()) {
-    absl::StrAppend(&out,
-                    "<h2>RULER average per length</h2>\n<table>\n<thead><tr><th>Variant</th>"
+  for (const std::string& cat : LengthCategories(rep)) {
+    absl::StrAppend(&out, "<h2>", LengthCategoryTitle(cat),
+                    " average per length</h2>\n<table>\n<thead><tr><th>Variant</th>"
                     "<th>Length</th><th>Base</th><th>Focal</th><th>Relative improvement</th>"
                     "</tr></thead>\n<tbody>\n");
     for (const LengthComparison& l : rep.lengths()) {
+      if (LengthCategoryOf(l) != cat) continue;
       absl::StrAppend(&out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
                       l.context_length(), "</td><td class=\"num\">", Fmt(l.base_average()),
                       "</td><td class=\"num\">", Fmt(l.focal_average()),
@@ -397,7 +412,9 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
                           : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
                       "</td></tr>\n");
     }
-    absl::StrAppend(&out, "</tbody>\n</table>\n<p>Effective length: base ", b.effective_length());
+    absl::StrAppend(&out, "</tbody>\n</table>\n");
+    if (cat != "ruler") continue;
+    absl::StrAppend(&out, "<p>Effective length: base ", b.effective_length());
     for (int i = 1; i < rep.runs().models_size(); ++i) {
       absl::StrAppend(&out, ", ", HtmlEscape(rep.runs().models(i).variant()), " ",
                       rep.runs().models(i).effective_length());

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tasks/metric_registry.h"
-#include "reports/ruler_summary.h"
+#include "reports/length_summary.h"
 
 namespace focal::reports {
 namespace {
@@ -132,9 +132,10 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
         mv->set_stderr(tasks::AggregateStderr(*def, xs));
       }
     }
-    // RULER's per-length averages and effective length, from the merged scores.
-    if (m->ruler_by_length_size() > 0) {
-      if (absl::Status st = SetRulerSummary(*m); !st.ok()) return st;
+    // The per-length category averages and RULER's effective length, from
+    // the merged scores.
+    if (m->ruler_by_length_size() > 0 || m->category_by_length_size() > 0) {
+      if (absl::Status st = SetLengthSummaries(*m); !st.ok()) return st;
     }
   }
   return out;

@@ -11,6 +11,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/type_resolver_util.h"
 #include "google/protobuf/util/json_util.h"
+#include "reports/length_summary.h"
 
 namespace focal::reports {
 
@@ -98,6 +99,19 @@ std::string SummaryTable(const RunResults& results) {
                         " | ", absl::StrFormat("%.4f", v.value()), " | ± | ", se, " |\n");
       }
     }
+  }
+  for (const ModelRun& m : results.models()) {
+    std::string current;  // HELMET category averages, one line per category
+    for (const LengthSummary& l : m.category_by_length()) {
+      if (l.category() != current) {
+        absl::StrAppend(&out, "\n", LengthCategoryTitle(l.category()),
+                        " average over tasks (", m.variant(), "):");
+        current = l.category();
+      }
+      absl::StrAppend(&out, absl::StrFormat(" %d: %.2f (%d tasks);", l.context_length(),
+                                            l.average(), l.num_tasks()));
+    }
+    if (!current.empty()) absl::StrAppend(&out, "\n");
   }
   for (const ModelRun& m : results.models()) {
     if (m.ruler_by_length().empty()) continue;

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "datasets/helmet_internal.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace focal::datasets {
+
+absl::StatusOr<std::vector<CsvRow>> ParseCsv(absl::string_view text, absl::string_view path,
+                                             char delimiter, bool skip_initial_space) {
+  std::vector<CsvRow> rows;
+  int64_t line = 1;
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    CsvRow row;
+    row.line = line;
+    std::string field;
+    bool at_field_start = true;
+    bool done = false;
+    while (!done) {
+      if (at_field_start && skip_initial_space) {
+        while (i < n && text[i] == ' ') ++i;
+      }
+      if (at_field_start && i < n && text[i] == '"') {  // quoted field
+        const int64_t start_line = line;
+        ++i;
+        while (true) {
+          if (i >= n) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(path, ":", start_line, ": unterminated quoted field"));
+          }
+          if (text[i] == '"') {
+            if (i + 1 < n && text[i + 1] == '"') {
+              field += '"';
+              i += 2;
+              continue;
+            }
+            ++i;
+            break;
+          }
+          if (text[i] == '\n') ++line;
+          field += text[i++];
+        }
+      }
+      // Unquoted text (or what follows a closing quote, kept as csv does).
+      while (i < n && text[i] != delimiter && text[i] != '\n' && text[i] != '\r') {
+        field += text[i++];
+      }
+      row.fields.push_back(std::move(field));
+      field.clear();
+      if (i < n && text[i] == delimiter) {
+        ++i;
+        at_field_start = true;
+        continue;
+      }
+      if (i < n && text[i] == '\r') ++i;
+      if (i < n && text[i] == '\n') {
+        ++i;
+        ++line;
+      }
+      done = true;
+    }
+    if (row.fields.size() == 1 && row.fields[0].empty()) continue;  // blank line: csv yields []
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+bool IsValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (int k = 1; k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace focal::datasets
