@@ -132,11 +132,12 @@ INSTANTIATE_TEST_SUITE_P(Datasets, HelmetIclTest,
                                            "nlu"));
 
 TEST(HelmetIclTest, ItemSeedAndPermutationVectors) {
-  // HELMET's seed of TREC's first test item (CPython: int(sha256) + 42 mod 2^31)
-  // and random.seed(s); random.shuffle(list(range(6))).
-  EXPECT_EQ(HelmetItemSeed("How far is it from Denver to Aspen ?", 42), 596078644u);
+  // CPython: (int(sha256(t).hexdigest(), 16) + 42) % 2**31, then
+  // random.seed(s); random.shuffle(list(range(6))).
+  EXPECT_EQ(HelmetItemSeed("focal-eval says hello", 42), 423327053u);
+  EXPECT_EQ(HelmetItemSeed("", 42), 2018687103u);
+  EXPECT_THAT(HelmetLabelPermutation(423327053u, 6), ::testing::ElementsAre(3, 4, 2, 1, 5, 0));
   EXPECT_THAT(HelmetLabelPermutation(596078644u, 6), ::testing::ElementsAre(5, 4, 2, 0, 1, 3));
-  EXPECT_EQ(HelmetItemSeed("I am having difficulties to verify my identity.", 42), 917805389u);
 }
 
 TEST(HelmetIclTest, ShotsPerLength) {
