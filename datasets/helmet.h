@@ -86,6 +86,18 @@ IclPrompt BuildIclPrompt(const IclDataset& data, const IclItem& test_item, int64
 
 inline constexpr int64_t kHelmetIclMaxNewTokens = 20;
 
+// HELMET's fit of a prompt instruction + context + question into `budget`
+// tokens (the length minus the tokens to generate; BOS counted): when too
+// long by t tokens, the context loses its last t tokens (its own
+// tokenization, cut at a token boundary), once; we repeat the cut while the
+// re-tokenized prompt is still too long (HELMET does not check again). Sets
+// meta prompt_tokens, truncated_tokens, truncation_rounds.
+struct GeneratorOptions;
+absl::StatusOr<std::string> FitHelmetPrompt(const std::string& instruction, std::string context,
+                                            const std::string& question, int64_t budget,
+                                            const GeneratorOptions& settings,
+                                            std::map<std::string, std::string>& meta);
+
 }  // namespace focal::datasets
 
 #endif  // FOCAL_DATASETS_HELMET_H_

@@ -15,7 +15,9 @@
 #include "base/py_random.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "datasets/generator.h"
 #include "datasets/helmet_internal.h"
+#include "datasets/long_context.h"
 #include "datasets/reader_util.h"
 
 namespace focal::datasets {
@@ -389,5 +391,74 @@ IclPrompt BuildIclPrompt(const IclDataset& data, const IclItem& test_item, int64
   p.gold = absl::StrCat(perm[test_item.label]);
   return p;
 }
+
+absl::StatusOr<std::string> FitHelmetPrompt(const std::string& instruction, std::string context,
+                                            const std::string& question, int64_t budget,
+                                            const GeneratorOptions& settings,
+                                            std::map<std::string, std::string>& meta) {
+  FOCAL_ASSIGN_OR_RETURN(int64_t n, settings.count_tokens(instruction + context + question));
+  int64_t cut = 0, rounds = 0;
+  while (n > budget) {
+    if (context.empty()) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "the prompt without its context is ", n, " tokens, over the budget of ", budget));
+    }
+    if (!settings.token_prefix) return absl::InternalError("no token_prefix for HELMET");
+    FOCAL_ASSIGN_OR_RETURN(context, settings.token_prefix(context, -(n - budget)));
+    cut += n - budget;
+    ++rounds;
+    FOCAL_ASSIGN_OR_RETURN(n, settings.count_tokens(instruction + context + question));
+  }
+  meta["prompt_tokens"] = absl::StrCat(n);
+  meta["truncated_tokens"] = absl::StrCat(cut);
+  meta["truncation_rounds"] = absl::StrCat(rounds);
+  return instruction + context + question;
+}
+
+namespace {
+
+absl::StatusOr<std::vector<GenerationSample>> MakeIclSamples(const GeneratorRequest& req) {
+  auto it = req.options.find("dataset");
+  if (it == req.options.end()) {
+    return absl::InvalidArgumentError("helmet_icl: the spec names no generator_options dataset");
+  }
+  const std::string& name = it->second;
+  if (req.settings.num_samples <= 0) {
+    return absl::InvalidArgumentError("helmet_icl: the sample count must be positive");
+  }
+  FOCAL_ASSIGN_OR_RETURN(IclDataset data, LoadIclDataset(name, req.files));
+  const std::vector<IclItem> test = SelectIclTest(data.test, req.settings.seed);
+  const int64_t shots = HelmetIclShots(name, req.length);
+  const int64_t budget = req.length - kHelmetIclMaxNewTokens;
+  const int64_t n = std::min<int64_t>(req.settings.num_samples, static_cast<int64_t>(test.size()));
+  std::vector<GenerationSample> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const IclPrompt p = BuildIclPrompt(data, test[i], shots, req.settings.seed);
+    GenerationSample s;
+    s.task = req.task;
+    s.length = req.length;
+    s.index = i;
+    s.meta["dataset"] = name;
+    s.meta["source_index"] = absl::StrCat(test[i].source_index);
+    s.meta["item_seed"] = absl::StrCat(p.item_seed);
+    s.meta["shots"] = absl::StrCat(shots);
+    auto input = FitHelmetPrompt(p.instruction, p.context, p.question, budget, req.settings, s.meta);
+    if (!input.ok()) return Annotate(input.status(), absl::StrCat(req.task, " sample ", i));
+    s.input = *std::move(input);
+    s.outputs = {p.gold};
+    s.max_new_tokens = kHelmetIclMaxNewTokens;
+    // HELMET lets the model run its 20 tokens (its configs' stop_new_line
+    // never reaches the generation code) and scores the first line after
+    // "label:": stopping at the newline scores the same and saves the rest.
+    s.stop = {"\n"};
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+FOCAL_REGISTER_GENERATOR(helmet_icl, {.id = "helmet_icl", .make = MakeIclSamples});
+
+}  // namespace
 
 }  // namespace focal::datasets

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace focal::datasets {
 
@@ -33,9 +34,22 @@ struct GenerationSample {
 
 // Number of tokens the model will read for `text` (BOS included).
 using TokenCounter = std::function<absl::StatusOr<int64_t>(absl::string_view)>;
+// The prefix of `text` that its first `n` tokens cover (the model's
+// tokenizer, no BOS; n < 0: all but the last -n tokens): where HELMET cuts a
+// context that is too long.
+using TokenPrefix = std::function<absl::StatusOr<std::string>(absl::string_view text, int64_t n)>;
+
+// TokenPrefix from a tokenizer's ids for `text` (no BOS) and its decoder:
+// the decoded first n tokens, aligned to `text` (a leading space a
+// sentencepiece decoder drops or adds is matched; the result is the longest
+// common prefix, so it is always a prefix of `text`).
+absl::StatusOr<std::string> PrefixOfTokens(
+    absl::string_view text, absl::Span<const int32_t> ids, int64_t n,
+    const std::function<absl::StatusOr<std::string>(absl::Span<const int32_t>)>& decode);
 
 struct GeneratorOptions {
   TokenCounter count_tokens;   // required
+  TokenPrefix token_prefix;    // required by the HELMET generators
   uint64_t seed = 42;          // RULER's default random_seed
   int64_t num_samples = 500;   // per task and length (RULER's default)
   // Data files (the ../shared/data layout; empty = the bundled samples).

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "datasets/text_util.h"
 
+#include "base/status_macros.h"
+#include "datasets/long_context.h"
+
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +103,22 @@ LastWordSplit SplitLastWord(absl::string_view text) {
   const size_t space = text.rfind(' ');
   if (space == absl::string_view::npos) return {"", absl::StrCat(" ", text)};
   return {std::string(text.substr(0, space)), absl::StrCat(" ", text.substr(space + 1))};
+}
+
+absl::StatusOr<std::string> PrefixOfTokens(
+    absl::string_view text, absl::Span<const int32_t> ids, int64_t n,
+    const std::function<absl::StatusOr<std::string>(absl::Span<const int32_t>)>& decode) {
+  if (n < 0) n += static_cast<int64_t>(ids.size());  // all but the last -n tokens
+  if (n <= 0) return std::string();
+  if (n >= static_cast<int64_t>(ids.size())) return std::string(text);
+  FOCAL_ASSIGN_OR_RETURN(std::string d, decode(ids.subspan(0, static_cast<size_t>(n))));
+  absl::string_view dv = d;
+  if (!text.empty() && text[0] != ' ' && !dv.empty() && dv[0] == ' ') dv.remove_prefix(1);
+  size_t k = 0;
+  while (k < dv.size() && k < text.size() && dv[k] == text[k]) ++k;
+  // Never end inside a UTF-8 character.
+  while (k > 0 && k < text.size() && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80) --k;
+  return std::string(text.substr(0, k));
 }
 
 }  // namespace focal::datasets

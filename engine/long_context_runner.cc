@@ -205,6 +205,12 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, o.add_bos));
     return static_cast<int64_t>(ids.size());
   };
+  lc.token_prefix = [&](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, /*add_bos=*/false));
+    return datasets::PrefixOfTokens(text, ids, n, [&](absl::Span<const int32_t> p) {
+      return tok.Decode(p);
+    });
+  };
 
   // Build every sample first: bad data or lengths fail before any compute.
   std::vector<Job> jobs;

@@ -63,8 +63,8 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
                   "few-shot examples per question, drawn as lm-eval draws them")
       ->capture_default_str();
   cmd->add_option("--fewshot-data", f.fewshot_overrides,
-                  "TASK=PATH: draw few-shot examples from PATH (default: the evaluated file, "
-                  "excluding the question itself)");
+                  "TASK=PATH: draw few-shot examples from PATH (default: the evaluated file; "
+                  "which draws drop the question: README, Tasks)");
   cmd->add_option("--seed", f.opts.seed, "few-shot sampling seed (lm-eval's default 1234)")
       ->capture_default_str();
   cmd->add_option("--samples", f.opts.samples, "per-document JSONL log");

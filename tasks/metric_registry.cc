@@ -2,6 +2,7 @@
 #include "tasks/metric_registry.h"
 
 #include "tasks/metrics.h"
+#include "tasks/helmet_metrics.h"
 #include "tasks/qa_metrics.h"
 #include "tasks/ruler_metrics.h"
 #include "tasks/task.h"
@@ -51,6 +52,19 @@ const std::vector<MetricDef>& Metrics() {
       {.name = "substring_match",
        .output_types = {GENERATE_UNTIL},
        .generation = QaSubstringMatch,
+       .scale = 100},
+      // HELMET (tasks/helmet_metrics.h).
+      {.name = "helmet_icl_exact_match",
+       .output_types = {GENERATE_UNTIL},
+       .generation = HelmetIclExactMatch,
+       .scale = 100},
+      {.name = "helmet_kv_substring_match",
+       .output_types = {GENERATE_UNTIL},
+       .generation = HelmetKvSubstringMatch,
+       .scale = 100},
+      {.name = "helmet_rag_substring_match",
+       .output_types = {GENERATE_UNTIL},
+       .generation = HelmetRagSubstringMatch,
        .scale = 100},
   };
   return *metrics;

@@ -290,7 +290,7 @@ double TokenF1(absl::string_view prediction, absl::Span<const std::string> golds
 }
 
 double SubstringMatch(absl::string_view prediction, absl::Span<const std::string> golds) {
-  const std::string pred = NormalizeAnswer(QaPrediction(prediction));
+  const std::string pred = NormalizeAnswer(prediction);
   double score = 0.0;
   for (const std::string& gold : golds) {
     if (absl::StrContains(pred, NormalizeAnswer(gold))) score = 1.0;

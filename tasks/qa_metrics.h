@@ -4,7 +4,7 @@
 // them, plus HELMET's substring exact match. Scores are in [0, 1], the max
 // over the gold answers (0 with no gold answer).
 //
-// Every metric takes the raw generation and applies QaPrediction() first:
+// ExactMatch and TokenF1 take the raw generation and apply QaPrediction() first:
 // the first line after any leading newlines, stripped. This is LongBench's
 // post-processing for its few-shot tasks (eval.py:
 // `prediction.lstrip('\n').split('\n')[0]`); LongBench does *not* cut its
@@ -44,7 +44,9 @@ double ExactMatch(absl::string_view prediction, absl::Span<const std::string> go
 double TokenF1(absl::string_view prediction, absl::Span<const std::string> golds);
 
 // HELMET's substring_exact_match: 1 if NormalizeAnswer(gold) is a substring
-// of NormalizeAnswer(prediction) for some gold.
+// of NormalizeAnswer(prediction) for some gold. Unlike the two above it
+// takes the prediction whole (HELMET scores raw outputs with it; the
+// "substring_match" metric applies QaPrediction first).
 double SubstringMatch(absl::string_view prediction, absl::Span<const std::string> golds);
 
 }  // namespace focal::tasks

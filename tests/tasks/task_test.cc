@@ -120,13 +120,20 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   for (const Task* t : *resolved) all.push_back(t->name());
   EXPECT_EQ(all, (std::vector<std::string>{"arc_challenge", "arc_easy", "boolq", "hellaswag",
                                            "lambada_openai", "lambada_standard", "piqa"}));
-  EXPECT_EQ(reg->TaskNames().size(), 7u + 13u + 1u);
+  EXPECT_EQ(reg->TaskNames().size(), 7u + 13u + 1u + 7u);
   // Groups list RULER's tasks in RULER's order (the specs' `order`).
   const std::vector<std::string> ruler = reg->Groups().at("ruler");
   ASSERT_EQ(ruler.size(), 13u);
   EXPECT_EQ(ruler.front(), "ruler_niah_single_1");
   EXPECT_EQ(ruler.back(), "ruler_qa_2");
   EXPECT_EQ(reg->Groups().at("long_context").back(), "hotpotqa_long");
+  // HELMET: its own groups (its data is not bundled, so not in long_context).
+  EXPECT_EQ(reg->Groups().at("helmet_icl"),
+            (std::vector<std::string>{"helmet_icl_trec_coarse", "helmet_icl_trec_fine",
+                                      "helmet_icl_banking77", "helmet_icl_clinc150",
+                                      "helmet_icl_nlu"}));
+  EXPECT_EQ(reg->Groups().at("helmet").size(), 7u);
+  EXPECT_EQ(reg->Groups().at("helmet").back(), "helmet_rag_nq");
   auto c = reg->Resolve("commonsense");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->size(), 5u);
