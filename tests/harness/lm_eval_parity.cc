@@ -133,12 +133,8 @@ void LmEvalParity::GoldensMatchTheInputs() const {
   ASSERT_NE(meta, nullptr);
   EXPECT_EQ(ModelSha256(c.model), meta->Find("model_sha256")->string_value())
       << c.model << " is not the model the goldens were made with";
-  // (Goldens written before --num-fewshot existed have no fewshot_data.)
-  const JsonValue no_files = *ParseJson("{}", "none");
-  const JsonValue* fewshot_files = meta->Find("fewshot_data");
-  if (fewshot_files == nullptr) fewshot_files = &no_files;
   for (const char* key : {"data", "fewshot_data"}) {
-    const JsonValue* files = std::string(key) == "data" ? meta->Find(key) : fewshot_files;
+    const JsonValue* files = meta->Find(key);
     ASSERT_NE(files, nullptr) << key;
     for (const auto& [task, per_task] : files->members()) {
       for (const auto& [rel, sha] : per_task.members()) {
@@ -150,7 +146,7 @@ void LmEvalParity::GoldensMatchTheInputs() const {
   }
   // The few-shot files we pass are those that filled lm-eval's training split.
   std::map<std::string, std::string> fewshot;
-  for (const auto& [task, per_task] : fewshot_files->members()) {
+  for (const auto& [task, per_task] : meta->Find("fewshot_data")->members()) {
     fewshot[task] = testing::SharedPath("data/" + per_task.members().front().first);
   }
   EXPECT_EQ(fewshot, c.fewshot_data);
