@@ -86,6 +86,38 @@ absl::StatusOr<int64_t> LargestFitting(int64_t lo, int64_t hi, F fits) {
   return lo;
 }
 
+// The same, starting from an estimate (per-item token counts summed, good to
+// an item or two): a few steps of one from the guess, bisection beyond. Each
+// fits() is one exact count of a whole prompt, so this keeps a 128K prompt to
+// a handful of them.
+template <typename F>
+absl::StatusOr<int64_t> FitFromGuess(int64_t lo, int64_t hi, int64_t guess, F fits) {
+  int64_t g = std::clamp(guess, lo, hi);
+  FOCAL_ASSIGN_OR_RETURN(bool ok, fits(g));
+  if (ok) {
+    for (int step = 0; step < 4; ++step, ++g) {
+      if (g == hi) return g;
+      FOCAL_ASSIGN_OR_RETURN(bool next, fits(g + 1));
+      if (!next) return g;
+    }
+    return LargestFitting(g, hi, fits);
+  }
+  for (int step = 0; step < 4; ++step) {
+    if (--g <= lo) return lo;
+    FOCAL_ASSIGN_OR_RETURN(bool prev, fits(g));
+    if (prev) return g;
+  }
+  return LargestFitting(lo, g - 1, fits);
+}
+
+// Tokens of `text` without the BOS the counter adds (a piece's share of a
+// joined prompt, up to merges at the joins).
+absl::StatusOr<int64_t> PieceTokens(const GeneratorOptions& o, absl::string_view text,
+                                    int64_t bos) {
+  FOCAL_ASSIGN_OR_RETURN(int64_t n, o.count_tokens(text));
+  return n - bos;
+}
+
 absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest& req) {
   const GeneratorOptions& o = req.settings;
   const int64_t budget = req.length - kKvMaxNewTokens;
@@ -127,7 +159,19 @@ absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest&
       return absl::OutOfRangeError(absl::StrCat(req.task, ": ", req.length,
                                                 " tokens cannot hold three key-value pairs"));
     }
-    FOCAL_ASSIGN_OR_RETURN(int64_t n, LargestFitting(3, max_pairs, fits));
+    // Estimate: the 3-pair prompt plus each further pair's line.
+    FOCAL_ASSIGN_OR_RETURN(const int64_t bos, o.count_tokens(""));
+    FOCAL_ASSIGN_OR_RETURN(int64_t used, o.count_tokens(KvContext(kv, 3) + instruction_tail + question));
+    int64_t guess = 3;
+    while (guess < max_pairs) {
+      FOCAL_ASSIGN_OR_RETURN(
+          int64_t t, PieceTokens(o, absl::StrCat(",\n    \"", kv[guess].first, "\": \"",
+                                                 kv[guess].second, "\""), bos));
+      if (used + t > budget) break;
+      used += t;
+      ++guess;
+    }
+    FOCAL_ASSIGN_OR_RETURN(int64_t n, FitFromGuess(3, max_pairs, guess, fits));
     if (n == max_pairs) {
       return absl::InternalError(absl::StrCat(req.task, ": drew too few pairs for ", req.length));
     }
@@ -223,6 +267,8 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   const std::string instruction =
       "Use the given documents to write a concise and short answer to the question. Write your "
       "answer in the following format:\nAnswer: [answer]\n\n";
+  FOCAL_ASSIGN_OR_RETURN(const int64_t bos, o.count_tokens(""));
+  std::vector<int64_t> passage_tokens(items.size(), -1);  // per passage, counted once
   std::vector<GenerationSample> out;
   for (int64_t si = 0; si < n_samples; ++si) {
     const NqItem& item = items[test[si]];
@@ -264,7 +310,20 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
                                                 " tokens cannot hold the demonstrations and the gold"
                                                 " passage"));
     }
-    FOCAL_ASSIGN_OR_RETURN(int64_t n, LargestFitting(0, static_cast<int64_t>(distract.size()), fits));
+    // Estimate: the gold-only prompt plus each distractor's passage.
+    FOCAL_ASSIGN_OR_RETURN(int64_t used, o.count_tokens(instruction + demos + context(0) + question));
+    int64_t guess = 0;
+    while (guess < static_cast<int64_t>(distract.size())) {
+      int64_t& t = passage_tokens[distract[guess]];
+      if (t < 0) {
+        FOCAL_ASSIGN_OR_RETURN(t, PieceTokens(o, "\n\n" + Passage(items[distract[guess]]), bos));
+      }
+      if (used + t > budget) break;
+      used += t;
+      ++guess;
+    }
+    FOCAL_ASSIGN_OR_RETURN(int64_t n,
+                           FitFromGuess(0, static_cast<int64_t>(distract.size()), guess, fits));
     GenerationSample s;
     s.task = req.task;
     s.length = req.length;
