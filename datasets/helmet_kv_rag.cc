@@ -86,28 +86,62 @@ absl::StatusOr<int64_t> LargestFitting(int64_t lo, int64_t hi, F fits) {
   return lo;
 }
 
-// The same, starting from an estimate (per-item token counts summed, good to
-// an item or two): a few steps of one from the guess, bisection beyond. Each
-// fits() is one exact count of a whole prompt, so this keeps a 128K prompt to
-// a handful of them.
-template <typename F>
-absl::StatusOr<int64_t> FitFromGuess(int64_t lo, int64_t hi, int64_t guess, F fits) {
-  int64_t g = std::clamp(guess, lo, hi);
-  FOCAL_ASSIGN_OR_RETURN(bool ok, fits(g));
-  if (ok) {
-    for (int step = 0; step < 4; ++step, ++g) {
-      if (g == hi) return g;
-      FOCAL_ASSIGN_OR_RETURN(bool next, fits(g + 1));
-      if (!next) return g;
+// The largest n in [lo, hi] whose prompt fits `budget`, where `count(n)` is
+// the exact token count of the prompt with n items (monotone, count(lo) fits)
+// and item_tokens(k) the k-th item's own count: an estimate from the summed
+// item counts, calibrated once by the exact count at that estimate (joins
+// merge or split a token or so per item), then galloping and bisection from
+// there. A 128K prompt costs a handful of exact counts.
+template <typename Count, typename Item>
+absl::StatusOr<int64_t> FitItems(int64_t lo, int64_t hi, int64_t budget, Count count,
+                                 Item item_tokens) {
+  FOCAL_ASSIGN_OR_RETURN(const int64_t base, count(lo));
+  auto estimate = [&](double bias) -> absl::StatusOr<int64_t> {
+    int64_t g = lo;
+    double used = static_cast<double>(base);
+    while (g < hi) {
+      FOCAL_ASSIGN_OR_RETURN(int64_t t, item_tokens(g));
+      if (used + static_cast<double>(t) + bias > static_cast<double>(budget)) break;
+      used += static_cast<double>(t) + bias;
+      ++g;
     }
-    return LargestFitting(g, hi, fits);
+    return g;
+  };
+  auto fits = [&](int64_t n) -> absl::StatusOr<bool> {
+    FOCAL_ASSIGN_OR_RETURN(int64_t t, count(n));
+    return t <= budget;
+  };
+  FOCAL_ASSIGN_OR_RETURN(int64_t g, estimate(0));
+  if (g > lo) {
+    FOCAL_ASSIGN_OR_RETURN(int64_t exact, count(g));
+    double summed = static_cast<double>(base);
+    for (int64_t k = lo; k < g; ++k) {
+      FOCAL_ASSIGN_OR_RETURN(int64_t t, item_tokens(k));
+      summed += static_cast<double>(t);
+    }
+    FOCAL_ASSIGN_OR_RETURN(g, estimate((static_cast<double>(exact) - summed) /
+                                       static_cast<double>(g - lo)));
   }
-  for (int step = 0; step < 4; ++step) {
-    if (--g <= lo) return lo;
-    FOCAL_ASSIGN_OR_RETURN(bool prev, fits(g));
-    if (prev) return g;
+  FOCAL_ASSIGN_OR_RETURN(bool ok, fits(g));
+  int64_t step = 1;
+  if (ok) {  // gallop up, then bisect
+    while (g < hi) {
+      const int64_t next = std::min(hi, g + step);
+      FOCAL_ASSIGN_OR_RETURN(bool f, fits(next));
+      if (!f) return LargestFitting(g, next - 1, fits);
+      g = next;
+      step *= 2;
+    }
+    return g;
   }
-  return LargestFitting(lo, g - 1, fits);
+  while (true) {  // gallop down, then bisect
+    const int64_t next = std::max(lo, g - step);
+    if (next == lo) return LargestFitting(lo, g - 1, fits);
+    FOCAL_ASSIGN_OR_RETURN(bool f, fits(next));
+    if (f) return LargestFitting(next, g - 1, fits);
+    g = next;
+    step *= 2;
+  }
 }
 
 // Tokens of `text` without the BOS the counter adds (a piece's share of a
@@ -159,22 +193,16 @@ absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest&
       return absl::OutOfRangeError(absl::StrCat(req.task, ": ", req.length,
                                                 " tokens cannot hold three key-value pairs"));
     }
-    // Estimate: the 3-pair prompt plus each further pair's line.
     FOCAL_ASSIGN_OR_RETURN(const int64_t bos, o.count_tokens(""));
-    FOCAL_ASSIGN_OR_RETURN(int64_t used, o.count_tokens(KvContext(kv, 3) + instruction_tail + question));
-    int64_t guess = 3;
-    while (guess < max_pairs) {
-      FOCAL_ASSIGN_OR_RETURN(
-          int64_t t, PieceTokens(o, absl::StrCat(",\n    \"", kv[guess].first, "\": \"",
-                                                 kv[guess].second, "\""), bos));
-      if (used + t > budget) break;
-      used += t;
-      ++guess;
-    }
-    FOCAL_ASSIGN_OR_RETURN(int64_t n, FitFromGuess(3, max_pairs, guess, fits));
-    if (n == max_pairs) {
-      return absl::InternalError(absl::StrCat(req.task, ": drew too few pairs for ", req.length));
-    }
+    auto count = [&](int64_t k) -> absl::StatusOr<int64_t> {
+      render(k, &question);
+      return o.count_tokens(KvContext(kv, k) + instruction_tail + question);
+    };
+    auto pair_tokens = [&](int64_t k) {
+      return PieceTokens(
+          o, absl::StrCat(",\n    \"", kv[k].first, "\": \"", kv[k].second, "\""), bos);
+    };
+    FOCAL_ASSIGN_OR_RETURN(int64_t n, FitItems(3, max_pairs, budget, count, pair_tokens));
     const size_t q = render(n, &question);
     GenerationSample s;
     s.task = req.task;
@@ -310,20 +338,18 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
                                                 " tokens cannot hold the demonstrations and the gold"
                                                 " passage"));
     }
-    // Estimate: the gold-only prompt plus each distractor's passage.
-    FOCAL_ASSIGN_OR_RETURN(int64_t used, o.count_tokens(instruction + demos + context(0) + question));
-    int64_t guess = 0;
-    while (guess < static_cast<int64_t>(distract.size())) {
-      int64_t& t = passage_tokens[distract[guess]];
+    auto count = [&](int64_t k) {
+      return o.count_tokens(instruction + demos + context(k) + question);
+    };
+    auto passage = [&](int64_t k) -> absl::StatusOr<int64_t> {
+      int64_t& t = passage_tokens[distract[k]];
       if (t < 0) {
-        FOCAL_ASSIGN_OR_RETURN(t, PieceTokens(o, "\n\n" + Passage(items[distract[guess]]), bos));
+        FOCAL_ASSIGN_OR_RETURN(t, PieceTokens(o, "\n\n" + Passage(items[distract[k]]), bos));
       }
-      if (used + t > budget) break;
-      used += t;
-      ++guess;
-    }
-    FOCAL_ASSIGN_OR_RETURN(int64_t n,
-                           FitFromGuess(0, static_cast<int64_t>(distract.size()), guess, fits));
+      return t;
+    };
+    FOCAL_ASSIGN_OR_RETURN(
+        int64_t n, FitItems(0, static_cast<int64_t>(distract.size()), budget, count, passage));
     GenerationSample s;
     s.task = req.task;
     s.length = req.length;

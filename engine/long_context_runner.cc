@@ -90,7 +90,11 @@ std::string DetailsKey(const std::string& task, int64_t length, double depth) {
 
 struct Job {
   const tasks::Task* task = nullptr;
+  // The sample; its input text is dropped once encoded (kept only where the
+  // attention probe needs it): a run holds every sample at once, and at 128K
+  // tokens the text would double the prompt ids' memory.
   datasets::GenerationSample sample;
+  std::string prompt_sha256;
   double depth = -1;
   GenerationRequest request;
 };
@@ -241,10 +245,13 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
         if (!samples.ok()) {
           return Annotate(samples.status(), absl::StrCat(spec.name(), " at ", len, " tokens"));
         }
+        int64_t in_group = 0;  // ProbeAttention reads the first attention_samples
         for (datasets::GenerationSample& s : *samples) {
           if (s.index % o.shard_count != o.shard_index) continue;
           Job j;
           FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
+          j.prompt_sha256 = Sha256Hex(s.input);
+          if (in_group++ >= o.attention_samples) std::string().swap(s.input);
           j.request.max_new_tokens = s.max_new_tokens;
           j.request.stop = s.stop;
           j.sample = std::move(s);
@@ -327,7 +334,7 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
     line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
     line.Int("length", s.length).Int("index", s.index);
     if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
-    line.String("prompt_sha256", Sha256Hex(s.input))
+    line.String("prompt_sha256", j.prompt_sha256)
         .Int("prompt_tokens", static_cast<int64_t>(j.request.prompt.size()))
         .Int("max_new_tokens", s.max_new_tokens)
         .StringMap("meta", s.meta)
