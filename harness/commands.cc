@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/commands.h"
 
+#include <iostream>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -33,7 +34,9 @@ struct Loaded {
 absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
                             bool validate_only = false) {
   Loaded l;
-  FOCAL_ASSIGN_OR_RETURN(l.backend, kernels::CreateBackend(flags.device, flags.threads));
+  std::string device_note;
+  FOCAL_ASSIGN_OR_RETURN(l.backend, kernels::CreateBackend(flags.device, flags.threads, &device_note));
+  if (!device_note.empty()) std::cerr << device_note << "\n";
   model::LoadOptions opts;
   opts.focal_temperature = flags.focal_temperature;
   opts.require_tokenizer = require_tokenizer;

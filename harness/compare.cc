@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/compare.h"
 
+#include <iostream>
 #include <filesystem>
 #include <sstream>
 
@@ -56,8 +57,10 @@ void AddAttention(const reports::RunResults& runs, const std::vector<engine::Mod
 // distributions on the base's (identical) loglikelihood requests.
 absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDetails>& details,
                           reports::ComparisonReport& rep) {
+  std::string device_note;
   FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
-                         kernels::CreateBackend(o.device, o.threads));
+                         kernels::CreateBackend(o.device, o.threads, &device_note));
+  if (!device_note.empty()) std::cerr << device_note << "\n";
   auto load = [&](size_t i) {
     model::LoadOptions lo;
     lo.focal_temperature = o.model_temperatures[i];

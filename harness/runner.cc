@@ -254,7 +254,7 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
   lm.run->set_tokenizer(lm.tok->path());
   lm.run->set_tokenizer_sha256(tok_sha);
   lm.run->set_bos_policy(lm.add_bos ? "bos" : "no-bos");
-  lm.run->set_backend(backend.name());
+  lm.run->set_backend(kernels::BackendLabel(backend));
   lm.run->set_max_length(lm.max_length);
   if (!o.cache_dir.empty() || !o.out.empty()) {
     const std::string cdir = o.cache_dir.empty() ? o.out + ".cache" : o.cache_dir;
@@ -484,8 +484,10 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
                          MakeLongContextOptions(o, selection.generation));
   reports::RunResults results = NewResults(o, selection);
 
+  std::string device_note;
   FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
-                         kernels::CreateBackend(o.device, o.threads));
+                         kernels::CreateBackend(o.device, o.threads, &device_note));
+  if (!device_note.empty()) std::cerr << device_note << "\n";
   std::vector<std::string> models = o.models;
   if (models.empty()) {
     FOCAL_ASSIGN_OR_RETURN(std::string default_model, FindDefaultModel());

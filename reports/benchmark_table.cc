@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "reports/html_report.h"
+#include "reports/length_summary.h"
 #include "reports/results_writer.h"
 
 namespace focal::reports {
@@ -58,6 +59,23 @@ absl::StatusOr<std::string> BenchmarkTable(const std::vector<RunResults>& runs,
           row.higher_is_better = v.higher_is_better();
           row.values[col] = v.value();
         }
+      }
+      // The per-length category averages (RULER, HELMET ICL / recall / RAG)
+      // as rows of their own, after the tasks.
+      std::vector<const LengthSummary*> summaries;
+      for (const LengthSummary& l : m.ruler_by_length()) summaries.push_back(&l);
+      for (const LengthSummary& l : m.category_by_length()) summaries.push_back(&l);
+      for (const LengthSummary* l : summaries) {
+        const std::string task = absl::StrCat(
+            LengthCategoryTitle(l->category().empty() ? "ruler" : l->category()), " average");
+        const std::string metric = MetricLabel("over_tasks", l->context_length(), nullptr);
+        const std::string key = absl::StrCat(task, "\t", metric);
+        if (!rows.count(key)) keys.push_back(key);
+        Row& row = rows[key];
+        row.task = task;
+        row.metric = metric;
+        row.higher_is_better = true;
+        row.values[col] = l->average();
       }
     }
   }

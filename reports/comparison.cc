@@ -329,10 +329,22 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
             l->base_average() != 0 ? (l->focal_average() - l->base_average()) / l->base_average()
                                    : std::nan(""));
         l->set_category(cat);
+        l->set_num_tasks(static_cast<int64_t>(v.first.size()));
       }
     }
   }
   return rep;
+}
+
+int64_t FewestTasks(const ComparisonReport& rep, const std::string& category) {
+  int64_t fewest = kRulerTaskCount;
+  for (const LengthComparison& l : rep.lengths()) {
+    // Reports written before num_tasks existed have 0: unknown, not partial.
+    if (LengthCategoryOf(l) == category && l.num_tasks() > 0) {
+      fewest = std::min(fewest, l.num_tasks());
+    }
+  }
+  return fewest;
 }
 
 std::vector<std::string> LengthCategories(const ComparisonReport& rep) {
@@ -392,7 +404,7 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
       absl::StrAppend(&out, ", ", rep.runs().models(i).variant(), " ",
                       rep.runs().models(i).effective_length());
     }
-    absl::StrAppend(&out, "\n");
+    absl::StrAppend(&out, PartialRulerLabel(cat, FewestTasks(rep, cat)), "\n");
   }
   absl::StrAppend(&out, AgreementMarkdown(rep), AttentionMarkdown(rep));
   return out;

@@ -48,6 +48,8 @@ std::vector<LayerCurve> AttentionCurves(const ComparisonReport& report);
 inline std::string LengthCategoryOf(const LengthComparison& l) {
   return l.category().empty() ? "ruler" : l.category();
 }
+// The fewest tasks behind a category's averages (RULER's 13 when unknown).
+int64_t FewestTasks(const ComparisonReport& report, const std::string& category);
 // The categories of report.lengths() in their order.
 std::vector<std::string> LengthCategories(const ComparisonReport& report);
 

@@ -419,7 +419,7 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
       absl::StrAppend(&out, ", ", HtmlEscape(rep.runs().models(i).variant()), " ",
                       rep.runs().models(i).effective_length());
     }
-    absl::StrAppend(&out, "</p>\n");
+    absl::StrAppend(&out, HtmlEscape(PartialRulerLabel(cat, FewestTasks(rep, cat))), "</p>\n");
   }
   absl::StrAppend(&out, AgreementTable(rep), "</body>\n</html>\n");
   return out;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "tasks/metrics.h"
 #include "tasks/ruler_metrics.h"
 
@@ -24,6 +25,12 @@ std::string LengthCategoryTitle(absl::string_view category) {
   if (category == "helmet_recall") return "HELMET recall";
   if (category == "helmet_rag") return "HELMET RAG";
   return std::string(category);
+}
+
+std::string PartialRulerLabel(absl::string_view category, int64_t num_tasks) {
+  if (category != "ruler" || num_tasks >= kRulerTaskCount) return "";
+  return absl::StrCat(" (partial: ", num_tasks, " of RULER's ", kRulerTaskCount,
+                      " tasks; not RULER's average or effective length)");
 }
 
 absl::Status SetLengthSummaries(ModelRun& run) {

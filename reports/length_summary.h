@@ -22,6 +22,12 @@ std::string LengthCategoryOf(absl::string_view task);
 // "RULER", "HELMET ICL", "HELMET recall", "HELMET RAG" (the id otherwise).
 std::string LengthCategoryTitle(absl::string_view category);
 
+// RULER has 13 tasks; averages over fewer are labelled partial.
+inline constexpr int64_t kRulerTaskCount = 13;
+// "" for a complete RULER (or another category), else " (partial: N of
+// RULER's 13 tasks; not RULER's average or effective length)".
+std::string PartialRulerLabel(absl::string_view category, int64_t num_tasks);
+
 // Replaces run.ruler_by_length (and sets effective_length when any RULER
 // task was run) and run.category_by_length (the HELMET categories) from the
 // length-bucketed metrics of the tasks.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/results_writer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -116,12 +117,15 @@ std::string SummaryTable(const RunResults& results) {
   for (const ModelRun& m : results.models()) {
     if (m.ruler_by_length().empty()) continue;
     absl::StrAppend(&out, "\nRULER average over tasks (", m.variant(), "):");
+    int64_t fewest = kRulerTaskCount;
     for (const LengthSummary& l : m.ruler_by_length()) {
       absl::StrAppend(&out, absl::StrFormat(" %d: %.2f (%d tasks);", l.context_length(),
                                             l.average(), l.num_tasks()));
+      fewest = std::min(fewest, l.num_tasks());
     }
     absl::StrAppend(&out, " effective length ", m.effective_length(),
-                    m.length_extrapolated() ? " (RoPE extrapolated)" : "", "\n");
+                    m.length_extrapolated() ? " (RoPE extrapolated)" : "",
+                    PartialRulerLabel("ruler", fewest), "\n");
   }
   return out;
 }

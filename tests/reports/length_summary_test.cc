@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "reports/benchmark_table.h"
 #include "reports/comparison.h"
 
 namespace focal::reports {
@@ -93,6 +94,27 @@ TEST(LengthSummaryTest, ComparisonHasARowPerCategoryAndLength) {
   EXPECT_THAT(md, HasSubstr("## HELMET ICL average per length"));
   EXPECT_THAT(md, HasSubstr("| focal(t=0.4) | 4096 | 37.5000 | 62.5000 | +66.7% |"));
   EXPECT_THAT(md, HasSubstr("## HELMET recall average per length"));
+  // One RULER task of 13: the average and effective length are labelled partial.
+  EXPECT_EQ(rep->lengths(0).num_tasks(), 1);
+  EXPECT_THAT(md, HasSubstr("(partial: 1 of RULER's 13 tasks; not RULER's average or "
+                            "effective length)"));
+  EXPECT_EQ(PartialRulerLabel("ruler", 13), "");
+  EXPECT_EQ(PartialRulerLabel("helmet_icl", 5), "");
+}
+
+TEST(LengthSummaryTest, ReportTableHasCategoryRows) {
+  RunResults r;
+  ModelRun& run = *r.add_models();
+  run.set_model_path("models/m");
+  run.set_variant("base");
+  AddTask(run, "helmet_icl_trec_coarse", "helmet_icl_exact_match", 4096, 40);
+  AddTask(run, "helmet_icl_nlu", "helmet_icl_exact_match", 4096, 60);
+  AddTask(run, "ruler_vt", "string_match_all", 4096, 70);
+  ASSERT_TRUE(SetLengthSummaries(run).ok());
+  auto md = BenchmarkTable({r}, "md", "");
+  ASSERT_TRUE(md.ok()) << md.status();
+  EXPECT_THAT(*md, HasSubstr("| HELMET ICL average | over_tasks@4096 | 50.0000 |"));
+  EXPECT_THAT(*md, HasSubstr("| RULER average | over_tasks@4096 | 70.0000 |"));
 }
 
 }  // namespace
