@@ -20,6 +20,9 @@
 //    configs; a prompt over (length - 20) tokens loses the end of its
 //    demonstrations, at a token boundary (HELMET's truncation);
 //  * 20 new tokens; scored by helmet_icl_exact_match (tasks/helmet_metrics.h).
+//  * generator option natural_label=true: HELMET's natural_label variant
+//    (label names instead of the permuted integers; no bundled spec uses it,
+//    as none of HELMET's configs does).
 #ifndef FOCAL_DATASETS_HELMET_H_
 #define FOCAL_DATASETS_HELMET_H_
 
@@ -81,8 +84,11 @@ struct IclPrompt {
   std::vector<int64_t> demo_sources;  // train source indices, prompt order
   std::string Prompt() const { return instruction + context + question; }
 };
+// natural_label: HELMET's "natural_label" variant, labels written as their
+// names (id2label) instead of the permuted integers; the demonstrations are
+// the same.
 IclPrompt BuildIclPrompt(const IclDataset& data, const IclItem& test_item, int64_t shots,
-                         uint64_t seed);
+                         uint64_t seed, bool natural_label = false);
 
 inline constexpr int64_t kHelmetIclMaxNewTokens = 20;
 

@@ -373,7 +373,7 @@ int64_t HelmetIclShots(absl::string_view dataset, int64_t length) {
 }
 
 IclPrompt BuildIclPrompt(const IclDataset& data, const IclItem& test_item, int64_t shots,
-                         uint64_t seed) {
+                         uint64_t seed, bool natural_label) {
   IclPrompt p;
   p.item_seed = HelmetItemSeed(test_item.text, seed);
   const std::vector<IclItem> demos = BalanceLabels(data.train, shots, p.item_seed);
@@ -382,13 +382,16 @@ IclPrompt BuildIclPrompt(const IclDataset& data, const IclItem& test_item, int64
   p.instruction =
       "Use the provided mapping from the text to label to assign a label to the text. Only "
       "output \"label: {label}\" and nothing else. \n\n";
+  auto label = [&](int32_t id) {
+    return natural_label ? data.labels[id] : absl::StrCat(perm[id]);
+  };
   for (size_t i = 0; i < demos.size(); ++i) {
     absl::StrAppend(&p.context, i == 0 ? "" : "\n\n", demos[i].text, "\nlabel: ",
-                    perm[demos[i].label]);
+                    label(demos[i].label));
     p.demo_sources.push_back(demos[i].source_index);
   }
   p.question = absl::StrCat("\n\n", test_item.text, "\nlabel:");
-  p.gold = absl::StrCat(perm[test_item.label]);
+  p.gold = label(test_item.label);
   return p;
 }
 
@@ -423,6 +426,14 @@ absl::StatusOr<std::vector<GenerationSample>> MakeIclSamples(const GeneratorRequ
     return absl::InvalidArgumentError("helmet_icl: the spec names no generator_options dataset");
   }
   const std::string& name = it->second;
+  bool natural_label = false;
+  if (auto nl = req.options.find("natural_label"); nl != req.options.end()) {
+    if (nl->second != "true" && nl->second != "false") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "helmet_icl: generator option natural_label is '", nl->second, "', not true or false"));
+    }
+    natural_label = nl->second == "true";
+  }
   if (req.settings.num_samples <= 0) {
     return absl::InvalidArgumentError("helmet_icl: the sample count must be positive");
   }
@@ -434,7 +445,7 @@ absl::StatusOr<std::vector<GenerationSample>> MakeIclSamples(const GeneratorRequ
   std::vector<GenerationSample> out;
   out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    const IclPrompt p = BuildIclPrompt(data, test[i], shots, req.settings.seed);
+    const IclPrompt p = BuildIclPrompt(data, test[i], shots, req.settings.seed, natural_label);
     GenerationSample s;
     s.task = req.task;
     s.length = req.length;

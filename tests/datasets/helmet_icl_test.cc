@@ -127,6 +127,22 @@ TEST_P(HelmetIclTest, MatchesTheReference) {
   }
 }
 
+TEST(HelmetIclNaturalLabelTest, NamesInsteadOfIntegersSameDemos) {
+  const auto files = SharedFiles("trec_coarse");
+  for (const auto& [role, path] : files) FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
+  auto data = LoadIclDataset("trec_coarse", files);
+  ASSERT_TRUE(data.ok()) << data.status();
+  const IclItem& item = data->test[0];
+  const IclPrompt ints = BuildIclPrompt(*data, item, 50, 42);
+  const IclPrompt names = BuildIclPrompt(*data, item, 50, 42, /*natural_label=*/true);
+  EXPECT_EQ(names.demo_sources, ints.demo_sources);
+  EXPECT_EQ(names.gold, data->labels[item.label]);
+  EXPECT_THAT(names.context, ::testing::HasSubstr(
+                                 "\nlabel: " + data->labels[data->train[names.demo_sources[0]].label] +
+                                 "\n\n"));
+  EXPECT_EQ(names.question, ints.question);
+}
+
 INSTANTIATE_TEST_SUITE_P(Datasets, HelmetIclTest,
                          ::testing::Values("trec_coarse", "trec_fine", "banking77", "clinc150",
                                            "nlu"));
