@@ -77,8 +77,8 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
       // Finished tasks are kept in the cache directory: a rerun resumes.
       const std::string cache_path = absl::StrCat(
           o.cache_dir, "/agreement-",
-          Sha256Hex(absl::StrCat(task, "|", d.requests_sha256, "|", bm.weights_sha256(), "|",
-                                 bm.variant(), "|", fm.weights_sha256(), "|", fm.variant()))
+          Sha256Hex(absl::StrCat(task, "|", d.requests_sha256, "|", CacheIdentity(bm), "|",
+                                 CacheIdentity(fm)))
               .substr(0, 16),
           ".json");
       if (auto cached = ReadFile(cache_path); cached.ok()) {

@@ -230,6 +230,18 @@ struct LoadedModel {
   reports::ModelRun* run = nullptr;
 };
 
+}  // namespace
+
+std::string CacheIdentity(const reports::ModelRun& run) {
+  return Sha256Hex(absl::StrCat("weights=", run.weights_sha256(), "\nvariant=", run.variant(),
+                                "\ntokenizer=", run.tokenizer_sha256(),
+                                "\nbackend=", run.backend(), "\nbos=", run.bos_policy(),
+                                "\nmax_length=", run.max_length(),
+                                "\nscoring_version=", kScoringVersion, "\n"));
+}
+
+namespace {
+
 absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const std::string& dir,
                                       kernels::Backend& backend, reports::RunResults& results) {
   LoadedModel lm;
@@ -260,9 +272,10 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
     const std::string cdir = o.cache_dir.empty() ? o.out + ".cache" : o.cache_dir;
     std::error_code ec;
     std::filesystem::create_directories(cdir, ec);
-    // The model's identity: its weights and the variant it is evaluated as.
+    // Everything that can change a number besides the request itself:
+    // results of another backend, precision or code version are never reused.
     lm.cache_path = absl::StrCat(cdir, "/", weights_sha.substr(0, 16), "-",
-                                 Sha256Hex(lm.model->config().Variant()).substr(0, 8), ".jsonl");
+                                 CacheIdentity(*lm.run).substr(0, 16), ".jsonl");
   }
   return lm;
 }

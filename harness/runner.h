@@ -57,6 +57,16 @@ struct RunOptions {
   int64_t attention_samples = 0;
 };
 
+// Bumped whenever a change to the scoring or generation code can change a
+// number: part of every resume-cache key, so old caches are never reused.
+inline constexpr int kScoringVersion = 2;
+
+// The resume-cache identity of a model run: everything besides the requests
+// themselves that can change a score (weights, variant, tokenizer, backend
+// with its device and precision, BOS policy, max length, kScoringVersion).
+// The scores' cache file is "<weights sha, 16>-<identity, 16>.jsonl".
+std::string CacheIdentity(const reports::ModelRun& run);
+
 // Parses "I/N" (0 <= I < N).
 absl::Status ParseShard(const std::string& text, int* index, int* count);
 
