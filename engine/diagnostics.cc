@@ -65,8 +65,10 @@ absl::StatusOr<AttentionSummary> MeasureAttention(model::Transformer& tf,
     FOCAL_ASSIGN_OR_RETURN(model::KvCache cache, tf.NewCache(in.row + 1));
     std::vector<std::vector<model::TokenScore>> out;
     model::ForwardExtras extras;
-    for (int64_t b = 0; b <= in.row; b += prefill_chunk) {
-      const int64_t e = std::min(in.row + 1, b + prefill_chunk);
+    // Learned sequence_mean: one call (the tau mean covers what is read).
+    const int64_t chunk = c.focal.NeedsWholeSequence() ? in.row + 1 : prefill_chunk;
+    for (int64_t b = 0; b <= in.row; b += chunk) {
+      const int64_t e = std::min(in.row + 1, b + chunk);
       const int64_t probe = in.row - b;
       model::SeqInput s;
       s.cache = &cache;

@@ -70,8 +70,11 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
         continue;
       }
       const int64_t n = static_cast<int64_t>(req.prompt.size());
-      for (int64_t b = 0; b < n; b += options.prefill_chunk) {
-        const int64_t len = std::min(options.prefill_chunk, n - b);
+      // A learned sequence_mean model reads its whole prompt in one call:
+      // its tau is a mean over the sequence, so chunks would see other taus.
+      const int64_t chunk = tf.config().focal.NeedsWholeSequence() ? n : options.prefill_chunk;
+      for (int64_t b = 0; b < n; b += chunk) {
+        const int64_t len = std::min(chunk, n - b);
         const bool last = b + len == n;
         const int64_t row = len - 1;
         const int32_t dummy = 0;

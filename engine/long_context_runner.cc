@@ -187,7 +187,9 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   // Memory is computed before anything runs, and a run that cannot fit stops.
   kernels::Backend& backend = model.transformer().backend();
   const int64_t need =
-      model::EstimateGenerationBytes(cfg, max_len, o.prefill_chunk, o.max_batch, backend);
+      model::EstimateGenerationBytes(cfg, max_len,
+                                     cfg.focal.NeedsWholeSequence() ? max_len : o.prefill_chunk,
+                                     o.max_batch, backend);
   const int64_t avail = backend.AvailableMemoryBytes();
   std::cerr << absl::StrFormat(
       "long-context: lengths up to %d tokens need ~%.1f MiB (KV cache + one %d-token prefill "

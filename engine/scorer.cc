@@ -139,7 +139,12 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     const std::vector<int32_t>* targets;  // the continuation
     std::string key;
     std::vector<int64_t> owners;          // indices into `requests`
+    int64_t first_row = 0;                // feed row of the first target
   };
+  // Learned sequence_mean models score each request in one forward call over
+  // its whole input (an empty shared prefix): their tau is a mean over the
+  // sequence, so a context scored apart would see another tau.
+  const bool whole = tf.config().focal.NeedsWholeSequence();
   struct Group {
     std::vector<int32_t> prefix;
     std::vector<Unit> units;
@@ -161,12 +166,14 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
       groups[it->second.first].units[it->second.second].owners.push_back(i);
       continue;
     }
-    const int64_t split = static_cast<int64_t>(r.input.size() - r.continuation.size());
+    const int64_t split =
+        whole ? 0 : static_cast<int64_t>(r.input.size() - r.continuation.size());
     std::vector<int32_t> prefix(r.input.begin(), r.input.begin() + split);
     Group& g = groups[prefix];
     g.prefix = prefix;
     g.units.push_back({std::vector<int32_t>(r.input.begin() + split, r.input.end()), &r.continuation,
-                       key, {i}});
+                       key, {i},
+                       static_cast<int64_t>(r.input.size() - split - r.continuation.size())});
     unit_of_key[key] = {prefix, g.units.size() - 1};
   }
   // Longest first (lm-eval's order): the biggest batch comes first, so a
@@ -212,8 +219,8 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
                                prefix_caches[g - gi].Clone(tf.backend(),
                                                            order[g]->prefix.size() + u.feed.size()));
         caches.push_back(std::move(c));
-        std::vector<int64_t> r(u.feed.size());
-        for (size_t k = 0; k < r.size(); ++k) r[k] = static_cast<int64_t>(k);
+        std::vector<int64_t> r(u.targets->size());
+        for (size_t k = 0; k < r.size(); ++k) r[k] = u.first_row + static_cast<int64_t>(k);
         rows.push_back(std::move(r));
         units.push_back(&u);
       }

@@ -37,6 +37,12 @@ struct FocalConfig {
   Reduction reduction = Reduction::kToken;
   // True when --focal-temperature replaced the checkpoint's own setting.
   bool overridden = false;
+  // Learned sequence_mean: a position's scores depend on the whole sequence
+  // given (one tau mean), so a request must go through one forward call:
+  // no shared context prefix, no chunked prefill.
+  bool NeedsWholeSequence() const {
+    return mode == Mode::kLearned && reduction == Reduction::kSequenceMean;
+  }
 };
 
 struct ModelConfig {

@@ -5,6 +5,7 @@
 #include "engine/generator.h"
 
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/str_replace.h"
@@ -130,6 +131,73 @@ TEST(GeneratorHfTest, MatchesHfGreedyOnReferenceConfigs) {
       ++checked;
     }
     EXPECT_GE(checked, 2);
+  }
+}
+
+// Learned sequence_mean: the prompt is read in one call whatever
+// --prefill-chunk says (one forward over the whole prompt is what HF computes,
+// reference_parity_test), so the first generated token is the one-shot
+// argmax. Prompts are chosen where reading in 2-token chunks would change
+// that argmax, so the check can fail; HF's own goldens are checked too.
+TEST(GeneratorHfTest, SequenceMeanPrefillIsOneCallWhateverTheChunk) {
+  kernels::CpuBackend backend(2);
+  model::LoadOptions lo;
+  lo.require_tokenizer = false;
+  auto m = model::LanguageModel::Load(
+      testing::SourcePath("tests/testdata/models/focal_learned_mean"), backend, lo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  model::Transformer& tf = (*m)->transformer();
+  auto tok = model::SentencePieceTokenizer::Load(testing::Stories260KDir() + "/tokenizer.model");
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  auto argmax_after = [&](const std::vector<int32_t>& p, int64_t chunk) -> int32_t {
+    auto c = tf.NewCache(static_cast<int64_t>(p.size()));
+    EXPECT_TRUE(c.ok());
+    std::vector<std::vector<model::TokenScore>> out;
+    int32_t best = -1;
+    for (size_t b = 0; b < p.size(); b += chunk) {
+      const size_t len = std::min<size_t>(chunk, p.size() - b);
+      const bool last = b + len == p.size();
+      const int64_t row = static_cast<int64_t>(len) - 1;
+      const int32_t dummy = 0;
+      model::SeqInput in{&*c, absl::MakeConstSpan(p).subspan(b, len),
+                         last ? absl::MakeConstSpan(&row, 1) : absl::Span<const int64_t>(),
+                         last ? absl::MakeConstSpan(&dummy, 1) : absl::Span<const int32_t>()};
+      EXPECT_TRUE(tf.Forward(absl::MakeConstSpan(&in, 1), out).ok());
+      if (last) best = out[0][0].argmax;
+    }
+    return best;
+  };
+  std::vector<GenerationRequest> reqs;
+  std::vector<int32_t> want;
+  for (const auto& g : testing::ReadGoldenLogprobs(
+           testing::SourcePath("tests/testdata/golden/forward/focal_learned_mean.txt"))) {
+    reqs.push_back({g.tokens, 1, {}});
+    want.push_back(g.final_argmax);  // HF, one forward over the whole sequence
+  }
+  std::mt19937 rng(7);
+  int chunking_matters = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<int32_t> p(12 + rng() % 30);
+    p[0] = 1;
+    for (size_t k = 1; k < p.size(); ++k) {
+      p[k] = 3 + static_cast<int32_t>(rng() % (tf.config().vocab_size - 3));
+    }
+    const int32_t one_shot = argmax_after(p, 1 << 20);
+    chunking_matters += argmax_after(p, 2) != one_shot;
+    reqs.push_back({p, 1, {}});
+    want.push_back(one_shot);
+  }
+  ASSERT_GT(chunking_matters, 0) << "no prompt where chunking changes the argmax: the check "
+                                    "below could not fail";
+  for (int64_t chunk : {int64_t{2}, int64_t{4096}}) {
+    GenerationOptions o;
+    o.prefill_chunk = chunk;
+    auto got = GenerateGreedy(tf, **tok, reqs, o);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t s = 0; s < reqs.size(); ++s) {
+      ASSERT_EQ((*got)[s].tokens.size(), 1u);
+      EXPECT_EQ((*got)[s].tokens[0], want[s]) << "prompt " << s << " chunk " << chunk;
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::engine {
@@ -164,6 +165,62 @@ TEST_F(ScorerTest, ResumesFromCacheFile) {
   EXPECT_EQ(st.cached, static_cast<int64_t>(reqs.size()));
   EXPECT_EQ(st.tokens_processed, 0);
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, first[i].ll);
+}
+
+// Learned sequence_mean: one tau mean over the whole sequence read, so the
+// scorer may neither share a context prefix nor split the work. Requests
+// reading the same golden sequence (HF transformers, one forward over all of
+// it) with continuations starting at k1 < k2 share their last term; their
+// difference must be HF's log-probabilities of tokens k1 .. k2-1.
+TEST(ScorerSequenceMeanTest, MatchesHfWholeSequenceWhateverTheSplit) {
+  kernels::CpuBackend backend(2);
+  model::LoadOptions lo;
+  lo.require_tokenizer = false;
+  auto m = model::LanguageModel::Load(testing::SourcePath("tests/testdata/models/focal_learned_mean"),
+                                      backend, lo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ((*m)->config().focal.reduction, model::FocalConfig::Reduction::kSequenceMean);
+  const auto seqs = testing::ReadGoldenLogprobs(
+      testing::SourcePath("tests/testdata/golden/forward/focal_learned_mean.txt"));
+  std::vector<TokenizedRequest> reqs;
+  std::vector<std::pair<size_t, int64_t>> which;  // (sequence, k)
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const auto& g = seqs[s];
+    const int64_t n = static_cast<int64_t>(g.tokens.size());
+    if (n < 6) continue;
+    for (int64_t k : {int64_t{1}, int64_t{2}, n / 2, n - 1}) {
+      TokenizedRequest r;
+      r.input = g.tokens;  // context + continuation minus its last token
+      r.continuation.assign(g.tokens.begin() + k, g.tokens.end());
+      r.continuation.push_back(g.final_argmax);
+      reqs.push_back(std::move(r));
+      which.emplace_back(s, k);
+    }
+  }
+  ASSERT_GE(reqs.size(), 8u);
+  for (int64_t batch_tokens : {int64_t{1}, int64_t{4096}}) {
+    auto cache = ResultCache::Open("");
+    ASSERT_TRUE(cache.ok());
+    ScorerOptions o;
+    o.batch_tokens = batch_tokens;
+    auto got = ScoreRequests((*m)->transformer(), reqs, *cache, o, nullptr);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t i = 0; i + 1 < reqs.size(); ++i) {
+      if (which[i].first != which[i + 1].first) continue;
+      const auto& g = seqs[which[i].first];
+      double want = 0;
+      bool greedy = true;
+      for (int64_t t = which[i].second; t < which[i + 1].second; ++t) {
+        want += g.logprob[t - 1];
+        greedy = greedy && g.argmax[t - 1] == g.tokens[t];
+      }
+      const double diff = (*got)[i].ll - (*got)[i + 1].ll;
+      EXPECT_NEAR(diff, want, 1e-4 * static_cast<double>(which[i + 1].second - which[i].second))
+          << "sequence " << which[i].first << " tokens " << which[i].second << ".."
+          << which[i + 1].second;
+      EXPECT_EQ((*got)[i].is_greedy, greedy && (*got)[i + 1].is_greedy);
+    }
+  }
 }
 
 }  // namespace
