@@ -289,6 +289,12 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   for (size_t i = 0; i < items.size(); ++i) {
     (std::binary_search(keys.begin(), keys.end(), items[i].question) ? test : pool).push_back(i);
   }
+  // Two demonstrations with two other passages each come from the pool.
+  if (pool.size() < 6) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        f->second, ": ", items.size(), " questions; ", req.task, " needs at least ",
+        n_draw + 6, " (", n_draw, " evaluated, 6 for the demonstrations)"));
+  }
   const int64_t n_samples = std::min<int64_t>(o.num_samples, static_cast<int64_t>(test.size()));
   const double depth = req.gold_depth < 0 ? 0.5 : req.gold_depth;
   const int64_t budget = req.length - kRagMaxNewTokens;

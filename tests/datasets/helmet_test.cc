@@ -204,6 +204,33 @@ TEST(HelmetTasksTest, MissingDataIsAClearError) {
   EXPECT_THAT(s.status().message(), HasSubstr("nq-open-oracle.jsonl.gz"));
 }
 
+TEST(HelmetTasksTest, TooFewNqQuestionsIsAClearError) {
+  const std::string dir = testing::MakeTempDir("helmet_nq");
+  std::string jsonl;
+  for (int i = 0; i < 10; ++i) {
+    jsonl += "{\"question\": \"q" + std::to_string(i) + "\", \"answers\": [\"a\"], "
+             "\"ctxs\": [{\"title\": \"t\", \"text\": \"x\", \"isgold\": true}]}\n";
+  }
+  testing::WriteStringToFile(dir + "/nq.jsonl", jsonl);
+  GeneratorOptions o;
+  o.count_tokens = [](absl::string_view t) -> absl::StatusOr<int64_t> {
+    return static_cast<int64_t>(t.size());
+  };
+  GeneratorRequest req;
+  req.task = "helmet_rag_nq";
+  req.length = 4096;
+  req.settings = o;
+  req.files["nq"] = dir + "/nq.jsonl";
+  auto s = FindGenerator("helmet_rag_nq")->make(req);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("nq.jsonl: 10 questions"));
+  testing::WriteStringToFile(dir + "/bad.jsonl", "{\"question\": \"q\", \"answers\": []}\n");
+  req.files["nq"] = dir + "/bad.jsonl";
+  s = FindGenerator("helmet_rag_nq")->make(req);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("bad.jsonl:1"));
+}
+
 TEST(HelmetTasksTest, PrefixOfTokensIsAPrefix) {
   const auto decode = [](absl::Span<const int32_t> ids) -> absl::StatusOr<std::string> {
     std::string s;
