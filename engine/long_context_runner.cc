@@ -26,6 +26,7 @@
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "engine/generator.h"
+#include "engine/progress.h"
 #include "model/memory_estimate.h"
 #include "reports/length_summary.h"
 #include "tasks/metric_registry.h"
@@ -280,13 +281,16 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   go.prefill_chunk = o.prefill_chunk;
   go.max_batch = o.max_batch;
   go.stop_ids = model.StopIds();
-  const bool tty = o.progress && ::isatty(2);
-  go.progress = [&](int64_t done, int64_t total) {
-    if (tty) std::cerr << "\rgenerating: " << done << "/" << total << " samples" << std::flush;
+  ProgressLine progress(o.progress, ::isatty(2), o.progress_interval, std::cerr);
+  size_t slice_begin = 0;  // the generator counts within its slice
+  go.progress = [&](int64_t done, int64_t) {
+    progress.Update("generating", "samples", static_cast<int64_t>(slice_begin) + done,
+                    static_cast<int64_t>(todo.size()), "");
   };
   // Generate in slices so finished work reaches the cache as it goes.
   const size_t slice = static_cast<size_t>(std::max<int64_t>(o.max_batch, 1)) * 4;
   for (size_t b = 0; b < todo.size(); b += slice) {
+    slice_begin = b;
     const size_t e = std::min(todo.size(), b + slice);
     FOCAL_ASSIGN_OR_RETURN(
         std::vector<GenerationResult> res,
@@ -295,7 +299,6 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
       FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
     }
   }
-  if (tty && !todo.empty()) std::cerr << "\n";
   run.set_cached_requests(run.cached_requests() +
                           static_cast<int64_t>(jobs.size() - todo.size()));
 

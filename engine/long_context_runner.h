@@ -33,6 +33,7 @@ struct LongContextOptions {
   bool add_bos = true;
   std::string cache_path;              // generation resume cache (JSONL); empty = none
   bool progress = true;
+  double progress_interval = 30;  // seconds between progress lines when stderr is no TTY
   // Attention diagnostics on the first N samples of each task and length
   // (RULER needle tasks also report the mass on the queried needles).
   int64_t attention_samples = 0;

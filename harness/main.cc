@@ -74,6 +74,11 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
   cmd->add_option("--threads", f.opts.threads, "CPU threads (0: all cores)")
       ->capture_default_str();
   cmd->add_flag("--no-progress", f.no_progress, "no progress line on stderr");
+  cmd->add_option("--progress-interval", f.opts.progress_interval,
+                  "seconds between progress lines when stderr is not a terminal (0: every "
+                  "update)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--lengths", f.opts.lengths,
                   "long-context tasks: context lengths in model tokens, e.g. 4096,8192")
       ->capture_default_str();

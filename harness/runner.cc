@@ -22,6 +22,7 @@
 #include "base/status_macros.h"
 #include "harness/commands.h"
 #include "engine/long_context_runner.h"
+#include "engine/progress.h"
 #include "kernels/backend.h"
 #include "model/language_model.h"
 #include "reports/results_writer.h"
@@ -129,27 +130,6 @@ absl::StatusOr<tasks::TaskRegistry> LoadRegistry(const RunOptions& o) {
   return tasks::TaskRegistry::Load(dirs);
 }
 
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled && ::isatty(2)) {}
-  void Update(const std::string& label, int64_t done, int64_t total, int64_t tokens) {
-    if (!enabled_) return;
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = secs > 0 ? tokens / secs : 0;
-    const double eta = done > 0 ? secs * (total - done) / done : 0;
-    std::cerr << absl::StrFormat("\r%s: %lld/%lld requests, %.0f tok/s, ETA %.0fs   ", label,
-                                 static_cast<long long>(done), static_cast<long long>(total), rate,
-                                 eta)
-              << std::flush;
-    if (done == total) std::cerr << "\n";
-  }
-
- private:
-  bool enabled_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
 // The selected tasks by how they run: loglikelihood requests through the
 // scorer, generation tasks through the long-context runner.
 struct TaskSelection {
@@ -196,6 +176,7 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
   lco.max_batch = o.gen_batch;
   lco.threads = o.threads;
   lco.progress = o.progress;
+  lco.progress_interval = o.progress_interval;
   lco.attention_samples = o.attention_samples;
   lco.shard_index = o.shard_index;
   lco.shard_count = o.shard_count;
@@ -308,11 +289,15 @@ absl::StatusOr<ScoredRequests> ScoreTasks(const RunOptions& o, LoadedModel& lm,
     }
   }
   FOCAL_ASSIGN_OR_RETURN(engine::ResultCache cache, engine::ResultCache::Open(lm.cache_path));
-  Progress progress(o.progress);
+  engine::ProgressLine progress(o.progress, ::isatty(2), o.progress_interval, std::cerr);
   engine::ScorerOptions so;
   so.batch_tokens = o.batch_tokens;
+  const auto score_start = std::chrono::steady_clock::now();
   so.progress = [&](int64_t d, int64_t t, int64_t tokens) {
-    progress.Update(std::filesystem::path(lm.dir).filename().string(), d, t, tokens);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                      score_start).count();
+    progress.Update(std::filesystem::path(lm.dir).filename().string(), "requests", d, t,
+                    absl::StrFormat("%.0f tok/s", secs > 0 ? tokens / secs : 0.0));
   };
   FOCAL_ASSIGN_OR_RETURN(s.results,
                          engine::ScoreRequests(lm.model->transformer(), s.all, cache, so, &s.stats));

@@ -42,7 +42,8 @@ struct RunOptions {
   std::string cache_dir;                     // empty: "<out>.cache" (none without --out)
   std::string device = "auto";
   int threads = 0;
-  bool progress = true;                      // on stderr, only when it is a TTY
+  bool progress = true;                      // on stderr (engine/progress.h)
+  double progress_interval = 30;             // seconds between lines when stderr is no TTY
   // Long-context tasks (ruler, ruler_*, hotpotqa_long, long_context).
   std::string lengths = "4096";
   std::string gold_depth = "0.5";            // or "sweep"

@@ -390,6 +390,37 @@ TEST(RunTest, LongContextRefusals) {
   EXPECT_THAT(missing.err, HasSubstr("/no/data"));
 }
 
+// Progress on a non-terminal (the tests' stderr is a pipe): full lines with
+// done/total, rate and ETA; with an interval longer than the run, only the
+// final line of each phase.
+TEST(RunTest, ProgressLinesOnANonTerminal) {
+  Result r = RunCli("run --tasks arc_easy --limit 20 --batch-tokens 128 --progress-interval 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(" requests ("));
+  EXPECT_THAT(r.err, HasSubstr("tok/s, elapsed "));
+  EXPECT_THAT(r.err, HasSubstr("/80 requests (100.0%)"));
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no in-place rewriting in a log
+  int every = 0;
+  for (size_t p = r.err.find("requests ("); p != std::string::npos; p = r.err.find("requests (", p + 1)) {
+    ++every;
+  }
+  EXPECT_GT(every, 2);
+  r = RunCli("run --tasks arc_easy --limit 20 --batch-tokens 128 --progress-interval 3600");
+  ASSERT_EQ(r.code, 0) << r.err;
+  int last_only = 0;
+  for (size_t p = r.err.find("requests ("); p != std::string::npos; p = r.err.find("requests (", p + 1)) {
+    ++last_only;
+  }
+  EXPECT_EQ(last_only, 2);  // the first update, then the final line
+  r = RunCli("run --tasks ruler_vt --lengths 2048 --limit 2 --allow-length-extrapolation "
+             "--progress-interval 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("generating: 2/2 samples (100.0%)"));
+  r = RunCli("run --tasks arc_easy --limit 5 --no-progress");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("requests ("), std::string::npos);
+}
+
 TEST(RunTest, ListTasks) {
   Result r = RunCli("run --list-tasks");
   ASSERT_EQ(r.code, 0);
