@@ -87,7 +87,8 @@ absl::StatusOr<int64_t> LargestFitting(int64_t lo, int64_t hi, F fits) {
 }
 
 // The largest n in [lo, hi] whose prompt fits `budget`, where `count(n)` is
-// the exact token count of the prompt with n items (monotone, count(lo) fits)
+// the exact token count of the prompt with n items (monotone; lo - 1 when
+// count(lo) does not fit)
 // and item_tokens(k) the k-th item's own count: an estimate from the summed
 // item counts, calibrated once by the exact count at that estimate (joins
 // merge or split a token or so per item), then galloping and bisection from
@@ -96,6 +97,7 @@ template <typename Count, typename Item>
 absl::StatusOr<int64_t> FitItems(int64_t lo, int64_t hi, int64_t budget, Count count,
                                  Item item_tokens) {
   FOCAL_ASSIGN_OR_RETURN(const int64_t base, count(lo));
+  if (base > budget) return lo - 1;  // not even `lo` items fit
   auto estimate = [&](double bias) -> absl::StatusOr<int64_t> {
     int64_t g = lo;
     double used = static_cast<double>(base);
@@ -183,16 +185,6 @@ absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest&
       return q;
     };
     std::string question;
-    auto fits = [&](int64_t n) -> absl::StatusOr<bool> {
-      render(n, &question);
-      FOCAL_ASSIGN_OR_RETURN(int64_t t, o.count_tokens(KvContext(kv, n) + instruction_tail + question));
-      return t <= budget;
-    };
-    FOCAL_ASSIGN_OR_RETURN(bool three_fit, fits(3));
-    if (!three_fit) {
-      return absl::OutOfRangeError(absl::StrCat(req.task, ": ", req.length,
-                                                " tokens cannot hold three key-value pairs"));
-    }
     FOCAL_ASSIGN_OR_RETURN(const int64_t bos, o.count_tokens(""));
     auto count = [&](int64_t k) -> absl::StatusOr<int64_t> {
       render(k, &question);
@@ -203,6 +195,10 @@ absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest&
           o, absl::StrCat(",\n    \"", kv[k].first, "\": \"", kv[k].second, "\""), bos);
     };
     FOCAL_ASSIGN_OR_RETURN(int64_t n, FitItems(3, max_pairs, budget, count, pair_tokens));
+    if (n < 3) {
+      return absl::OutOfRangeError(absl::StrCat(req.task, ": ", req.length,
+                                                " tokens cannot hold three key-value pairs"));
+    }
     const size_t q = render(n, &question);
     GenerationSample s;
     s.task = req.task;
@@ -334,16 +330,6 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
       }
       return c;
     };
-    auto fits = [&](int64_t n) -> absl::StatusOr<bool> {
-      FOCAL_ASSIGN_OR_RETURN(int64_t t, o.count_tokens(instruction + demos + context(n) + question));
-      return t <= budget;
-    };
-    FOCAL_ASSIGN_OR_RETURN(bool gold_fits, fits(0));
-    if (!gold_fits) {
-      return absl::OutOfRangeError(absl::StrCat(req.task, " sample ", si, ": ", req.length,
-                                                " tokens cannot hold the demonstrations and the gold"
-                                                " passage"));
-    }
     auto count = [&](int64_t k) {
       return o.count_tokens(instruction + demos + context(k) + question);
     };
@@ -356,6 +342,11 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
     };
     FOCAL_ASSIGN_OR_RETURN(
         int64_t n, FitItems(0, static_cast<int64_t>(distract.size()), budget, count, passage));
+    if (n < 0) {
+      return absl::OutOfRangeError(absl::StrCat(req.task, " sample ", si, ": ", req.length,
+                                                " tokens cannot hold the demonstrations and the gold"
+                                                " passage"));
+    }
     GenerationSample s;
     s.task = req.task;
     s.length = req.length;

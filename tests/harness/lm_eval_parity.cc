@@ -65,6 +65,19 @@ std::map<std::string, std::string> SharedTaskFiles() {
           {"lambada_standard", d + "lambada/lambada_test_plain_text.txt"}};
 }
 
+ParityCase SharedDataCase(std::string model, std::string model_hint, const std::string& golden,
+                          int64_t limit) {
+  ParityCase c;
+  c.model = std::move(model);
+  c.model_hint = std::move(model_hint);
+  c.golden_dir = testing::SourcePath("tests/testdata/golden/" + golden + "/");
+  c.data = SharedTaskFiles();
+  for (const auto& [task, path] : c.data) c.required.push_back(path);
+  c.required.push_back(testing::SharedPath("data/piqa/valid-labels.lst"));
+  c.limit = limit;
+  return c;
+}
+
 void LmEvalParity::RequireInputs(const ParityCase& c) {
   FOCAL_REQUIRE_FILE(c.model, c.model_hint);
   for (const std::string& f : c.required) {

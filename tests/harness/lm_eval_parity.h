@@ -41,6 +41,9 @@ struct ParityCase {
 // The seven tasks' files under ../shared/data, as the reference script reads
 // them (ARC-Challenge: its dev split, the only one in ../shared).
 std::map<std::string, std::string> SharedTaskFiles();
+// A zero-shot case over SharedTaskFiles() (PIQA's labels required too).
+ParityCase SharedDataCase(std::string model, std::string model_hint, const std::string& golden,
+                          int64_t limit);
 
 // One evaluation of a case, then the three checks (gtest EXPECTs).
 class LmEvalParity {

@@ -24,15 +24,9 @@ namespace focal::harness {
 namespace {
 
 ParityCase ZeroShotCase() {
-  ParityCase c;
-  c.model = testing::Stories260KDir();
-  c.model_hint = "the build's stories260K_model target (from ../shared/models/stories260K)";
-  c.golden_dir = testing::SourcePath("tests/testdata/golden/lm_eval_stories260k/");
-  c.data = SharedTaskFiles();
-  for (const auto& [task, path] : c.data) c.required.push_back(path);
-  c.required.push_back(testing::SharedPath("data/piqa/valid-labels.lst"));
-  c.limit = 200;
-  return c;
+  return SharedDataCase(testing::Stories260KDir(),
+                        "the build's stories260K_model target (from ../shared/models/stories260K)",
+                        "lm_eval_stories260k", 200);
 }
 
 ParityCase ThreeShotCase() {

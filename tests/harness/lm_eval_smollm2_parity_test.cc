@@ -20,14 +20,8 @@ namespace focal::harness {
 namespace {
 
 ParityCase SmolLM2Case() {
-  ParityCase c;
-  c.model = testing::DefaultModelGguf();
-  c.model_hint = "scripts/fetch_default_model.sh";
-  c.golden_dir = testing::SourcePath("tests/testdata/golden/lm_eval_smollm2/");
-  c.data = SharedTaskFiles();
-  for (const auto& [task, path] : c.data) c.required.push_back(path);
-  c.required.push_back(testing::SharedPath("data/piqa/valid-labels.lst"));
-  c.limit = 200;
+  ParityCase c = SharedDataCase(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh",
+                                "lm_eval_smollm2", 200);
   c.per_token_tolerance = 3e-5;
   return c;
 }
