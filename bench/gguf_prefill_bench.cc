@@ -12,6 +12,10 @@
 // time per backend op since the previous "profile", with each linear-layer
 // shape's GFLOP/s, OpenBLAS's sgemm on the same shape beside it, and the
 // forward passes' share of what sgemm would need for their GEMMs.
+// --paired-sgemm: every MatMul of the passes also runs OpenBLAS's sgemm on the
+// same operands into a scratch output, the two taking turns in which goes
+// first, so the table compares them in place (same data, same cache state)
+// rather than against sgemm on warm isolated buffers.
 #include <cblas.h>
 
 #include <algorithm>
@@ -61,6 +65,14 @@ class TimedBackend : public Backend {
   };
   std::map<std::string, Stat> ops;
   std::map<std::tuple<int64_t, int64_t, int64_t>, Stat> gemms;  // (M, N, K)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Stat> paired;  // sgemm, --paired-sgemm
+  bool pair_sgemm = false;
+
+  double PairedSeconds() const {
+    double s = 0;
+    for (const auto& [shape, st] : paired) s += st.seconds;
+    return s;
+  }
 
   std::string name() const override { return cpu_.name(); }
   absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) override {
@@ -86,10 +98,32 @@ class TimedBackend : public Backend {
     Time("RmsNorm", [&] { cpu_.RmsNorm(x, w, eps, out); });
   }
   void MatMul(Tensor x, Tensor w, Tensor out) override {
-    const double s = Time("MatMul", [&] { cpu_.MatMul(x, w, out); });
-    Stat& g = gemms[{x.rows, w.rows, x.cols}];
-    g.seconds += s;
-    ++g.calls;
+    const std::tuple<int64_t, int64_t, int64_t> shape{x.rows, w.rows, x.cols};
+    const bool pair = pair_sgemm && x.dtype == DType::kF32 && w.dtype == DType::kF32;
+    Stat& g = gemms[shape];
+    Stat& b = paired[shape];
+    auto ours = [&] {
+      const double s = Time("MatMul", [&] { cpu_.MatMul(x, w, out); });
+      g.seconds += s;
+      ++g.calls;
+    };
+    auto blas = [&] {
+      scratch_.resize(x.rows * w.rows);
+      const auto t0 = Clock::now();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, x.rows, w.rows, x.cols, 1.0f,
+                  x.as<float>(), x.cols, w.as<float>(), w.cols, 0.0f, scratch_.data(), w.rows);
+      b.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++b.calls;
+    };
+    if (!pair) return ours();
+    // Whichever runs second finds the operands in cache: take turns.
+    if (turn_++ % 2 == 0) {
+      ours();
+      blas();
+    } else {
+      blas();
+      ours();
+    }
   }
   void Rope(Tensor x, int num_heads, int head_dim, absl::Span<const int64_t> positions,
             absl::Span<const float> inv_freq) override {
@@ -137,6 +171,8 @@ class TimedBackend : public Backend {
   }
 
   CpuBackend cpu_;
+  std::vector<float> scratch_;
+  int64_t turn_ = 0;
 };
 
 // Median seconds of OpenBLAS's sgemm on out(M,N) = a(M,K) . b(N,K)^T.
@@ -175,8 +211,11 @@ void PrintProfile(TimedBackend& be, double forward_seconds, int64_t passes) {
     const double flop = 2.0 * m * n * k;
     // Small calls are timed with more repeats; all after a short pause so
     // our pool's and OpenBLAS's threads do not overlap.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const double blas = SgemmSeconds(m, n, k, flop < 1e9 ? 7 : 3);
+    const auto p = be.paired.find(shape);
+    const bool in_place = p != be.paired.end() && p->second.calls == st.calls;
+    if (!in_place) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const double blas = in_place ? p->second.seconds / p->second.calls
+                                 : SgemmSeconds(m, n, k, flop < 1e9 ? 7 : 3);
     const double ours = st.seconds / st.calls;
     ours_total += st.seconds;
     blas_total += blas * st.calls;
@@ -195,18 +234,21 @@ void PrintProfile(TimedBackend& be, double forward_seconds, int64_t passes) {
 
 int main(int argc, char** argv) {
   int threads = 0;
+  bool paired = false;
   std::string tokens_path;
   std::vector<std::pair<std::string, std::string>> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) {
+    if (a == "--paired-sgemm") {
+      paired = true;
+    } else if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--tokens" && i + 1 < argc) {
       tokens_path = argv[++i];
     } else if (const size_t eq = a.find('='); eq != std::string::npos && a[0] != '-') {
       models.emplace_back(a.substr(0, eq), a.substr(eq + 1));
     } else {
-      std::fprintf(stderr, "usage: %s --threads N --tokens FILE LABEL=PATH.gguf...\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --threads N --tokens FILE [--paired-sgemm] LABEL=PATH.gguf...\n", argv[0]);
       return 2;
     }
   }
@@ -220,6 +262,7 @@ int main(int argc, char** argv) {
     }
   }
   TimedBackend be(threads);
+  be.pair_sgemm = paired;
   openblas_set_num_threads(threads > 0 ? threads : std::thread::hardware_concurrency());
   std::map<std::string, std::unique_ptr<focal::model::LanguageModel>> loaded;
   for (const auto& [label, path] : models) {
@@ -239,6 +282,7 @@ int main(int argc, char** argv) {
       PrintProfile(be, forward_seconds, passes);
       be.ops.clear();
       be.gemms.clear();
+      be.paired.clear();
       forward_seconds = 0;
       passes = 0;
       std::printf("end\n");
@@ -271,9 +315,12 @@ int main(int argc, char** argv) {
     }
     focal::model::SeqInput seq{&*cache, ids, rows, targets};
     std::vector<std::vector<focal::model::TokenScore>> out;
+    const double paired_before = be.PairedSeconds();
     const auto t0 = Clock::now();
     const absl::Status st = tf.Forward(absl::MakeConstSpan(&seq, 1), out);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    // Without the paired sgemm calls' own time.
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count() -
+                     (be.PairedSeconds() - paired_before);
     if (!st.ok()) {
       std::fprintf(stderr, "forward failed: %s\n", std::string(st.message()).c_str());
       return 1;
