@@ -2,6 +2,7 @@
 #include "base/file_util.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +41,104 @@ absl::StatusOr<std::string> ReadFile(absl::string_view path) {
   ss << in.rdbuf();
   if (in.bad()) return absl::DataLossError(absl::StrCat("error reading '", path, "'"));
   return ss.str();
+}
+
+namespace {
+
+absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, "cannot write", path);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Open(absl::string_view path) {
+  AtomicFileWriter w;
+  w.path_ = std::string(path);
+  w.tmp_ = absl::StrCat(path, ".tmp.", ::getpid());
+  w.fd_ = ::open(w.tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w.fd_ < 0) return ErrnoError(errno, "cannot create", w.tmp_);
+  return w;
+}
+
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
+    : path_(std::move(other.path_)), tmp_(std::move(other.tmp_)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+absl::Status AtomicFileWriter::Append(absl::string_view data) {
+  if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat("'", path_, "' is closed"));
+  return WriteAll(fd_, data, tmp_);
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat("'", path_, "' is closed"));
+  const int fd = std::exchange(fd_, -1);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp_.c_str());
+    return ErrnoError(err, "cannot flush", tmp_);
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp_.c_str());
+    return ErrnoError(err, "cannot rename into", path_);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FileLock> FileLock::Acquire(absl::string_view path) {
+  const std::string lock_path = absl::StrCat(path, ".lock");
+  FileLock lock;
+  lock.fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock.fd_ < 0) return ErrnoError(errno, "cannot create lock file", lock_path);
+  if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (err != EWOULDBLOCK) return ErrnoError(err, "cannot lock", lock_path);
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock.fd_, pid, sizeof(pid) - 1, 0);
+    std::string holder = n > 0 ? std::string(pid, n) : "unknown";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", path, "' is in use by another focal-eval process (pid ", holder, ", lock ",
+        lock_path, "): wait for it to finish, or choose another path"));
+  }
+  // Who holds it, for the message above (best effort).
+  const std::string pid = absl::StrCat(::getpid(), "\n");
+  if (::ftruncate(lock.fd_, 0) != 0 || ::pwrite(lock.fd_, pid.data(), pid.size(), 0) < 0) {
+    // The lock itself holds; only the message would lack the pid.
+  }
+  return lock;
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
 absl::Status WriteFileAtomic(absl::string_view path, absl::string_view contents) {

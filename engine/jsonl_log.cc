@@ -5,7 +5,11 @@
 
 #include <filesystem>
 
+#include <cerrno>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace focal::engine {
 
@@ -14,6 +18,8 @@ absl::StatusOr<JsonlLog> JsonlLog::Open(const std::string& path,
   JsonlLog log;
   log.path_ = path;
   if (path.empty()) return log;
+  FOCAL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(path));
+  log.lock_ = std::move(lock);
   if (std::FILE* in = std::fopen(path.c_str(), "rb")) {
     std::string data;
     char buf[1 << 16];
@@ -44,7 +50,8 @@ absl::StatusOr<JsonlLog> JsonlLog::Open(const std::string& path,
   }
   log.file_ = std::fopen(path.c_str(), "ab");
   if (log.file_ == nullptr) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot open '", path, "' for appending"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open '", path, "' for appending: ", std::strerror(errno)));
   }
   return log;
 }
@@ -53,6 +60,7 @@ JsonlLog& JsonlLog::operator=(JsonlLog&& o) noexcept {
   if (this != &o) {
     if (file_ != nullptr) std::fclose(file_);
     path_ = std::move(o.path_);
+    lock_ = std::move(o.lock_);
     file_ = std::exchange(o.file_, nullptr);
   }
   return *this;
@@ -66,7 +74,9 @@ absl::Status JsonlLog::Append(const std::string& lines) {
   if (file_ == nullptr || lines.empty()) return absl::OkStatus();
   if (std::fwrite(lines.data(), 1, lines.size(), file_) != lines.size() ||
       std::fflush(file_) != 0 || ::fsync(fileno(file_)) != 0) {
-    return absl::DataLossError(absl::StrCat("cannot append to '", path_, "'"));
+    // What was appended before stays; this result is recomputed next time.
+    return absl::DataLossError(
+        absl::StrCat("cannot append to '", path_, "': ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

@@ -2,7 +2,8 @@
 // An append-only JSON-lines file that makes long runs resumable: every
 // finished result is appended and fsync'd before the run goes on, and a rerun
 // reads them back. A torn last line (a crash mid-write) is cut off on open, so
-// later appends start on a clean line.
+// later appends start on a clean line. The log is locked (FileLock) while
+// open: a second process on the same log is refused, nothing is mixed.
 #ifndef FOCAL_ENGINE_JSONL_LOG_H_
 #define FOCAL_ENGINE_JSONL_LOG_H_
 
@@ -11,7 +12,10 @@
 #include <string>
 #include <utility>
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "base/file_util.h"
 #include "base/json.h"
 
 namespace focal::engine {
@@ -24,7 +28,8 @@ class JsonlLog {
   static absl::StatusOr<JsonlLog> Open(const std::string& path,
                                        const std::function<void(const JsonValue&)>& on_line);
   JsonlLog(JsonlLog&& o) noexcept
-      : path_(std::move(o.path_)), file_(std::exchange(o.file_, nullptr)) {}
+      : path_(std::move(o.path_)), lock_(std::move(o.lock_)),
+        file_(std::exchange(o.file_, nullptr)) {}
   JsonlLog& operator=(JsonlLog&& o) noexcept;
   JsonlLog(const JsonlLog&) = delete;
   JsonlLog& operator=(const JsonlLog&) = delete;
@@ -36,6 +41,7 @@ class JsonlLog {
  private:
   JsonlLog() = default;
   std::string path_;
+  std::optional<FileLock> lock_;
   std::FILE* file_ = nullptr;
 };
 

@@ -175,7 +175,7 @@ absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text) {
 }
 
 absl::Status RunLongContext(model::LanguageModel& model, const LongContextOptions& o,
-                            reports::ModelRun& run, std::string& samples_log,
+                            reports::ModelRun& run, const SampleSink& samples_log,
                             std::map<std::string, TaskDetails>* details) {
   const model::ModelConfig& cfg = model.config();
   const model::Tokenizer& tok = *model.tokenizer();
@@ -219,8 +219,15 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
     });
   };
 
-  // Build every sample first: bad data or lengths fail before any compute.
-  std::vector<Job> jobs;
+  // Samples are built lazily, one (task, length, depth) group at a time, and
+  // dropped once scored: memory does not grow with tasks x lengths x samples,
+  // and results reach the cache and the samples file as groups finish.
+  struct Group {
+    const tasks::Task* task;
+    const datasets::Generator* gen;
+    datasets::GeneratorRequest req;
+  };
+  std::vector<Group> groups;
   for (const tasks::Task* task : o.tasks) {
     const tasks::TaskSpec& spec = task->spec();
     const datasets::Generator* gen = datasets::FindGenerator(spec.generator());
@@ -238,69 +245,37 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
       }
     }
     req.settings = lc;
+    // Bad data fails before any compute: one sample at the shortest length.
+    {
+      datasets::GeneratorRequest probe = req;
+      probe.settings.num_samples = 1;
+      probe.length = o.lengths.front();
+      probe.gold_depth = gen->uses_gold_depth ? o.gold_depths.front() : -1.0;
+      if (auto one = gen->make(probe); !one.ok()) {
+        return Annotate(one.status(), absl::StrCat(spec.name(), " at ", probe.length, " tokens"));
+      }
+    }
     for (int64_t len : o.lengths) {
-      const std::vector<double> depths =
-          gen->uses_gold_depth ? o.gold_depths : std::vector<double>{-1.0};
-      for (double depth : depths) {
+      for (double depth : gen->uses_gold_depth ? o.gold_depths : std::vector<double>{-1.0}) {
         req.length = len;
         req.gold_depth = depth;
-        auto samples = gen->make(req);
-        if (!samples.ok()) {
-          return Annotate(samples.status(), absl::StrCat(spec.name(), " at ", len, " tokens"));
-        }
-        int64_t in_group = 0;  // ProbeAttention reads the first attention_samples
-        for (datasets::GenerationSample& s : *samples) {
-          if (s.index % o.shard_count != o.shard_index) continue;
-          Job j;
-          FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
-          j.prompt_sha256 = Sha256Hex(s.input);
-          if (in_group++ >= o.attention_samples) std::string().swap(s.input);
-          j.request.max_new_tokens = s.max_new_tokens;
-          j.request.stop = s.stop;
-          j.sample = std::move(s);
-          j.sample.task = spec.name();
-          j.task = task;
-          j.depth = depth;
-          jobs.push_back(std::move(j));
-        }
+        groups.push_back({task, gen, req});
       }
     }
   }
-  // Generate what the cache does not already hold.
+
   GenerationCache cache;
   FOCAL_RETURN_IF_ERROR(cache.Open(o.cache_path));
-  std::vector<GenerationRequest> todo;
-  std::vector<size_t> todo_job;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (cache.Find(RequestKey(jobs[i].request)) == nullptr) {
-      todo.push_back(jobs[i].request);
-      todo_job.push_back(i);
-    }
-  }
   GenerationOptions go;
   go.prefill_chunk = o.prefill_chunk;
   go.max_batch = o.max_batch;
   go.stop_ids = model.StopIds();
   ProgressLine progress(o.progress, ::isatty(2), o.progress_interval, std::cerr);
-  size_t slice_begin = 0;  // the generator counts within its slice
-  go.progress = [&](int64_t done, int64_t) {
-    progress.Update("generating", "samples", static_cast<int64_t>(slice_begin) + done,
-                    static_cast<int64_t>(todo.size()), "");
-  };
-  // Generate in slices so finished work reaches the cache as it goes.
-  const size_t slice = static_cast<size_t>(std::max<int64_t>(o.max_batch, 1)) * 4;
-  for (size_t b = 0; b < todo.size(); b += slice) {
-    slice_begin = b;
-    const size_t e = std::min(todo.size(), b + slice);
-    FOCAL_ASSIGN_OR_RETURN(
-        std::vector<GenerationResult> res,
-        GenerateGreedy(model.transformer(), tok, absl::MakeConstSpan(todo).subspan(b, e - b), go));
-    for (size_t k = 0; k < res.size(); ++k) {
-      FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
-    }
-  }
-  run.set_cached_requests(run.cached_requests() +
-                          static_cast<int64_t>(jobs.size() - todo.size()));
+  // This shard's samples per group (generators make num_samples each).
+  const int64_t per_group =
+      std::max<int64_t>(0, (o.samples - o.shard_index + o.shard_count - 1) / o.shard_count);
+  const int64_t total = per_group * static_cast<int64_t>(groups.size());
+  int64_t done = 0, cached = 0;
 
   // Score: per task, length (and gold depth) the mean of per-sample scores x 100.
   struct Key {
@@ -313,45 +288,100 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   };
   std::map<Key, std::map<std::string, std::vector<double>>> scores;
   std::map<Key, std::vector<reports::DocValues>> shard_docs;  // sharded runs only
-  for (const Job& j : jobs) {
-    const CachedGeneration& g = *cache.Find(RequestKey(j.request));
-    const datasets::GenerationSample& s = j.sample;
-    std::map<std::string, double> m;  // by name: the order of values in DocValues
-    for (const std::string& name : j.task->spec().metrics()) {
-      m[name] = tasks::FindMetric(name)->generation(g.text, s.outputs);
+  for (const Group& group : groups) {
+    const tasks::TaskSpec& spec = group.task->spec();
+    const double depth = group.req.gold_depth;
+    auto samples = group.gen->make(group.req);
+    if (!samples.ok()) {
+      return Annotate(samples.status(),
+                      absl::StrCat(spec.name(), " at ", group.req.length, " tokens"));
     }
-    for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
-    if (o.shard_count > 1) {
-      reports::DocValues dv;
-      dv.set_doc_index(s.index);
-      dv.set_context_length(s.length);
-      if (j.depth >= 0) dv.set_gold_depth(j.depth);
-      for (const auto& [k, v] : m) dv.add_values(tasks::FindMetric(k)->scale * v);
-      shard_docs[{s.task, s.length, j.depth}].push_back(std::move(dv));
+    std::vector<Job> jobs;
+    for (datasets::GenerationSample& s : *samples) {
+      if (s.index % o.shard_count != o.shard_index) continue;
+      Job j;
+      FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
+      j.prompt_sha256 = Sha256Hex(s.input);
+      // ProbeAttention reads the first attention_samples' text.
+      if (static_cast<int64_t>(jobs.size()) >= o.attention_samples) std::string().swap(s.input);
+      j.request.max_new_tokens = s.max_new_tokens;
+      j.request.stop = s.stop;
+      j.sample = std::move(s);
+      j.sample.task = spec.name();
+      j.task = group.task;
+      j.depth = depth;
+      jobs.push_back(std::move(j));
     }
-    if (details != nullptr) {
-      TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
-      for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
-      // Paired comparisons need the very same prompts: chain their checksums.
-      d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
+    samples->clear();
+    // Generate what the cache does not already hold.
+    std::vector<GenerationRequest> todo;
+    for (const Job& j : jobs) {
+      if (cache.Find(RequestKey(j.request)) == nullptr) todo.push_back(j.request);
     }
-    JsonObjectWriter line;
-    line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
-    line.Int("length", s.length).Int("index", s.index);
-    if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
-    line.String("prompt_sha256", j.prompt_sha256)
-        .Int("prompt_tokens", static_cast<int64_t>(j.request.prompt.size()))
-        .Int("max_new_tokens", s.max_new_tokens)
-        .StringMap("meta", s.meta)
-        .StringArray("gold", s.outputs)
-        .String("prediction", g.text)
-        .String("finish", g.finish)
-        .ShortDoubleMap("scores", m);
-    absl::StrAppend(&samples_log, line.Finish(), "\n");
+    cached += static_cast<int64_t>(jobs.size() - todo.size());
+    done += static_cast<int64_t>(jobs.size() - todo.size());
+    size_t slice_begin = 0;  // the generator counts within its slice
+    go.progress = [&](int64_t d, int64_t) {
+      progress.Update("generating", "samples", done + static_cast<int64_t>(slice_begin) + d,
+                      std::max(total, done), "");
+    };
+    // Generate in slices so finished work reaches the cache as it goes.
+    const size_t slice = static_cast<size_t>(std::max<int64_t>(o.max_batch, 1)) * 4;
+    for (size_t b = 0; b < todo.size(); b += slice) {
+      slice_begin = b;
+      const size_t e = std::min(todo.size(), b + slice);
+      FOCAL_ASSIGN_OR_RETURN(std::vector<GenerationResult> res,
+                             GenerateGreedy(model.transformer(), tok,
+                                            absl::MakeConstSpan(todo).subspan(b, e - b), go));
+      for (size_t k = 0; k < res.size(); ++k) {
+        FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
+      }
+    }
+    done += static_cast<int64_t>(todo.size());
+
+    std::string lines;
+    for (const Job& j : jobs) {
+      const CachedGeneration& g = *cache.Find(RequestKey(j.request));
+      const datasets::GenerationSample& s = j.sample;
+      std::map<std::string, double> m;  // by name: the order of values in DocValues
+      for (const std::string& name : j.task->spec().metrics()) {
+        m[name] = tasks::FindMetric(name)->generation(g.text, s.outputs);
+      }
+      for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
+      if (o.shard_count > 1) {
+        reports::DocValues dv;
+        dv.set_doc_index(s.index);
+        dv.set_context_length(s.length);
+        if (j.depth >= 0) dv.set_gold_depth(j.depth);
+        for (const auto& [k, v] : m) dv.add_values(tasks::FindMetric(k)->scale * v);
+        shard_docs[{s.task, s.length, j.depth}].push_back(std::move(dv));
+      }
+      if (details != nullptr) {
+        TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
+        for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
+        // Paired comparisons need the very same prompts: chain their checksums.
+        d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
+      }
+      JsonObjectWriter line;
+      line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
+      line.Int("length", s.length).Int("index", s.index);
+      if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
+      line.String("prompt_sha256", j.prompt_sha256)
+          .Int("prompt_tokens", static_cast<int64_t>(j.request.prompt.size()))
+          .Int("max_new_tokens", s.max_new_tokens)
+          .StringMap("meta", s.meta)
+          .StringArray("gold", s.outputs)
+          .String("prediction", g.text)
+          .String("finish", g.finish)
+          .ShortDoubleMap("scores", m);
+      absl::StrAppend(&lines, line.Finish(), "\n");
+    }
+    FOCAL_RETURN_IF_ERROR(samples_log(lines));
+    if (details != nullptr && o.attention_samples > 0) {
+      FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
+    }
   }
-  if (details != nullptr && o.attention_samples > 0) {
-    FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
-  }
+  run.set_cached_requests(run.cached_requests() + cached);
   std::map<std::string, int32_t> versions;
   for (const tasks::Task* t : o.tasks) versions[t->name()] = t->spec().version();
   std::map<std::string, reports::TaskResult*> results;

@@ -7,6 +7,7 @@
 #define FOCAL_ENGINE_LONG_CONTEXT_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,17 +44,21 @@ struct LongContextOptions {
   int shard_count = 1;
 };
 
+// Receives per-sample JSON lines (whole lines) as work finishes.
+using SampleSink = std::function<absl::Status(absl::string_view lines)>;
+
 // Parses "4096,8192" (ascending, positive) and "0.5" / "sweep".
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);
 absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
 
 // Runs the tasks for one loaded model, appending TaskResults (metrics keyed
-// by context_length) and the per-length summary to `run`, and per-sample
-// JSON lines to `samples`.
+// by context_length) and the per-length summary to `run`, and sending
+// per-sample JSON lines to `samples` one (task, length, depth) group at a
+// time. Samples are built group by group, so memory stays that of one group.
 // `details` (optional) receives per-sample scores keyed "task@length" or
 // "task@length@depth".
 absl::Status RunLongContext(model::LanguageModel& model, const LongContextOptions& options,
-                            reports::ModelRun& run, std::string& samples,
+                            reports::ModelRun& run, const SampleSink& samples,
                             std::map<std::string, TaskDetails>* details = nullptr);
 
 }  // namespace focal::engine

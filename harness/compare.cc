@@ -151,6 +151,8 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create report directory '", report_dir, "': ", ec.message()));
   }
+  // One compare per report directory at a time.
+  FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, FileLock::Acquire(report_dir + "/report"));
   o.out = report_dir + "/results.json";
   o.samples = report_dir + "/samples.jsonl";
   if (o.cache_dir.empty()) o.cache_dir = report_dir + "/cache";

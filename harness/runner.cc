@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -357,10 +358,11 @@ std::vector<engine::ProbeInput> AnswerProbes(const ScoredRequests& s, size_t ti,
 // Scores one task's documents, logs them, and adds its TaskResult (and its
 // details for `compare`).
 absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td,
-                        const ScoredRequests& s, size_t ti, std::string& samples_text,
+                        const ScoredRequests& s, size_t ti, const engine::SampleSink& samples,
                         engine::ModelDetails* md) {
   const tasks::Task& task = *td.task;
   std::map<std::string, std::vector<double>> per_metric;
+  std::string samples_text;
   for (size_t di = 0; di < td.docs.size(); ++di) {
     std::vector<tasks::LoglikelihoodResult> rs;
     for (int64_t id : s.index[ti][di]) rs.push_back(s.results[id]);
@@ -368,6 +370,7 @@ absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td
     for (const auto& [k, v] : ds.metrics) per_metric[k].push_back(v);
     samples_text += SampleLine(lm, td, di, rs, ds);
   }
+  FOCAL_RETURN_IF_ERROR(samples(samples_text));
   if (md != nullptr) {
     engine::TaskDetails& d = (*md)[task.name()];
     Sha256 h;
@@ -395,6 +398,8 @@ absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td
   tr->set_num_docs(static_cast<int64_t>(td.docs.size()));
   tr->set_num_docs_total(td.total_docs);
   tr->set_data_path(td.path);
+  tr->set_reader(task.spec().reader());
+  tr->set_note(datasets::ReaderCaveat(task.spec().reader()));
   tr->set_data_sha256(td.sha256);
   tr->set_fewshot_path(td.fewshot_path);
   int64_t nreq = 0;
@@ -491,14 +496,29 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     FOCAL_ASSIGN_OR_RETURN(std::string default_model, FindDefaultModel());
     models.push_back(std::move(default_model));
   }
-  std::string samples_text;
+  // Nothing else may write these while we run; the samples are streamed as
+  // tasks and long-context groups finish, under their final name only at the end.
+  std::vector<FileLock> locks;
+  for (const std::string* path : {&o.out, &o.samples}) {
+    if (path->empty() || (path == &o.samples && o.samples == o.out)) continue;
+    FOCAL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(*path));
+    locks.push_back(std::move(lock));
+  }
+  std::optional<AtomicFileWriter> samples_file;
+  if (!o.samples.empty()) {
+    FOCAL_ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::Open(o.samples));
+    samples_file.emplace(std::move(w));
+  }
+  const engine::SampleSink samples = [&](absl::string_view lines) -> absl::Status {
+    return samples_file.has_value() ? samples_file->Append(lines) : absl::OkStatus();
+  };
   for (size_t mi = 0; mi < models.size(); ++mi) {
     const auto t0 = std::chrono::steady_clock::now();
     engine::ModelDetails* md = details != nullptr ? &details->emplace_back() : nullptr;
     FOCAL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(o, mi, models[mi], *backend, results));
     FOCAL_ASSIGN_OR_RETURN(ScoredRequests scored, ScoreTasks(o, lm, data));
     for (size_t ti = 0; ti < data.size(); ++ti) {
-      FOCAL_RETURN_IF_ERROR(RecordTask(o, lm, data[ti], scored, ti, samples_text, md));
+      FOCAL_RETURN_IF_ERROR(RecordTask(o, lm, data[ti], scored, ti, samples, md));
     }
     lm.run->set_cached_requests(scored.stats.cached);  // RunLongContext adds its own
     if (!lco.tasks.empty()) {
@@ -507,7 +527,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
                            ? ""
                            : absl::StrCat(lm.cache_path.substr(0, lm.cache_path.size() - 6),
                                           "-gen.jsonl");
-      FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*lm.model, lco, *lm.run, samples_text, md));
+      FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*lm.model, lco, *lm.run, samples, md));
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -519,7 +539,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(results));
     FOCAL_RETURN_IF_ERROR(WriteFileAtomic(o.out, json));
   }
-  if (!o.samples.empty()) FOCAL_RETURN_IF_ERROR(WriteFileAtomic(o.samples, samples_text));
+  if (samples_file.has_value()) FOCAL_RETURN_IF_ERROR(samples_file->Commit());
   out << reports::SummaryTable(results);
   return results;
 }

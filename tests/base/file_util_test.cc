@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/file_util.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+
+#include "absl/strings/str_cat.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -11,6 +15,7 @@ namespace focal {
 namespace {
 
 using ::focal::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(FileUtilTest, AtomicWriteThenReadAndMap) {
@@ -50,6 +55,55 @@ TEST(FileUtilTest, EmptyFileMaps) {
   auto m = MappedFile::Open(path);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->size(), 0u);
+}
+
+// Streamed output appears under its final name only when complete, and a
+// writer dropped before Commit (a failed run) leaves nothing behind.
+TEST(FileUtilTest, AtomicFileWriterStreamsThenRenames) {
+  const std::string dir = testing::MakeTempDir("fu");
+  const std::string path = dir + "/s.jsonl";
+  auto count = [&] {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+    return n;
+  };
+  {
+    auto w = AtomicFileWriter::Open(path);
+    FOCAL_ASSERT_OK(w.status());
+    FOCAL_ASSERT_OK(w->Append("a\n"));
+    FOCAL_ASSERT_OK(w->Append("b\n"));
+    EXPECT_FALSE(std::filesystem::exists(path));
+    EXPECT_EQ(count(), 1);  // the temp file
+    FOCAL_ASSERT_OK(w->Commit());
+    EXPECT_THAT(w->Append("c\n"), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr(path)));
+  }
+  EXPECT_EQ(testing::ReadFileOrDie(path), "a\nb\n");
+  {
+    auto w = AtomicFileWriter::Open(path);
+    FOCAL_ASSERT_OK(w.status());
+    FOCAL_ASSERT_OK(w->Append("partial"));
+  }  // dropped: the old file stays, the temp file goes
+  EXPECT_EQ(testing::ReadFileOrDie(path), "a\nb\n");
+  EXPECT_EQ(count(), 1);
+  EXPECT_THAT(AtomicFileWriter::Open("/nonexistent/dir/f"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent/dir/f")));
+}
+
+// flock locks belong to an open file description, so a second Acquire in
+// this process stands for a second process.
+TEST(FileUtilTest, FileLockRefusesASecondWriterUntilReleased) {
+  const std::string path = testing::MakeTempDir("fu") + "/results.json";
+  {
+    auto first = FileLock::Acquire(path);
+    FOCAL_ASSERT_OK(first.status());
+    EXPECT_THAT(FileLock::Acquire(path),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         AllOf(HasSubstr(path), HasSubstr("in use by another focal-eval process"),
+                               HasSubstr(absl::StrCat("pid ", ::getpid())))));
+  }
+  FOCAL_EXPECT_OK(FileLock::Acquire(path).status());  // released with the first
+  EXPECT_THAT(FileLock::Acquire("/nonexistent/dir/f"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent/dir/f.lock")));
 }
 
 }  // namespace

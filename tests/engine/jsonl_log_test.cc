@@ -49,9 +49,22 @@ TEST(JsonlLogTest, EmptyPathKeepsNothingAndBadPathIsAnError) {
   auto mem = JsonlLog::Open("", [](const JsonValue&) {});
   ASSERT_TRUE(mem.ok());
   EXPECT_TRUE(mem->Append("{}\n").ok());
+  // The lock file cannot be created where the log cannot: the error names the path.
   auto bad = JsonlLog::Open("/nonexistent-dir/x.jsonl", [](const JsonValue&) {});
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("/nonexistent-dir/x.jsonl"));
+}
+
+// Two writers on one resume log would interleave lines: the second is refused.
+TEST(JsonlLogTest, ASecondWriterIsRefused) {
+  const std::string path = testing::MakeTempDir("jsonl") + "/log.jsonl";
+  auto first = JsonlLog::Open(path, [](const JsonValue&) {});
+  ASSERT_TRUE(first.ok());
+  auto second = JsonlLog::Open(path, [](const JsonValue&) {});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(second.status().message()), ::testing::HasSubstr(path));
+  ASSERT_TRUE(first->Append("{\"k\":\"a\"}\n").ok());
 }
 
 }  // namespace
