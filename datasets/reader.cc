@@ -20,6 +20,9 @@ struct ReaderInfo {
   absl::string_view id;
   ReadFn read;
   absl::string_view option;  // the one option the reader takes; empty: none
+  // What the layout cannot reproduce of the reference's prompts; recorded
+  // with the results. Empty: nothing.
+  absl::string_view caveat = "";
 };
 
 // Every reader, by id. A plain list (no registration at static-init time)
@@ -28,13 +31,23 @@ constexpr ReaderInfo kReaders[] = {
     {"arc", &ReadArc, ""},
     {"boolq", &ReadBoolq, ""},
     {"hellaswag", &ReadHellaswag, ""},
-    {"hellaswag_llamacpp", &ReadHellaswagLlamacpp, ""},
+    {"hellaswag_llamacpp", &ReadHellaswagLlamacpp, "",
+     "llama.cpp's HellaSwag text layout keeps ctx_b as written, where lm-eval capitalises its "
+     "first letter, so some prompts differ from lm-eval's; the original jsonl (reader "
+     "'hellaswag') gives lm-eval's exact prompts"},
     {"lambada", &ReadLambada, ""},
     {"lambada_plain", &ReadLambadaPlain, ""},
     {"piqa", &ReadPiqa, "labels"},
 };
 
 }  // namespace
+
+std::string ReaderCaveat(absl::string_view reader_id) {
+  for (const ReaderInfo& r : kReaders) {
+    if (r.id == reader_id) return std::string(r.caveat);
+  }
+  return "";
+}
 
 absl::StatusOr<std::vector<Doc>> ReadDocs(absl::string_view reader_id, absl::string_view path,
                                           const std::map<std::string, std::string>& options) {

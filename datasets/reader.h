@@ -49,6 +49,10 @@ namespace focal::datasets {
 absl::StatusOr<std::vector<Doc>> ReadDocs(absl::string_view reader_id, absl::string_view path,
                                           const std::map<std::string, std::string>& options = {});
 
+// What reader `reader_id`'s layout cannot reproduce of lm-eval's prompts
+// (results carry it as TaskResult.note); empty when nothing.
+std::string ReaderCaveat(absl::string_view reader_id);
+
 // The reader ids above, sorted.
 std::vector<std::string> ReaderIds();
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -98,6 +99,14 @@ std::string SummaryTable(const RunResults& results) {
         absl::StrAppend(&out, "| ", model, " | ", t.task(), " | ", t.version(), " | ",
                         t.num_fewshot(), " | ", metric, " | ", v.higher_is_better() ? "↑" : "↓",
                         " | ", absl::StrFormat("%.4f", v.value()), " | ± | ", se, " |\n");
+      }
+    }
+  }
+  std::set<std::string> noted;  // once per task, whatever the number of models
+  for (const ModelRun& m : results.models()) {
+    for (const TaskResult& t : m.tasks()) {
+      if (!t.note().empty() && noted.insert(t.task()).second) {
+        absl::StrAppend(&out, "\nNote (", t.task(), "): ", t.note(), "\n");
       }
     }
   }

@@ -421,6 +421,28 @@ TEST(RunTest, ProgressLinesOnANonTerminal) {
   EXPECT_EQ(r.err.find("requests ("), std::string::npos);
 }
 
+// A reader that cannot give lm-eval's exact prompts says so in the results
+// and under the summary table; the others carry no note.
+TEST(RunTest, ResultsNameTheReaderAndItsCaveat) {
+  const std::string dir = testing::MakeTempDir("note");
+  Result r = RunCli("run --tasks hellaswag,arc_easy --limit 3 --no-progress --out " + dir +
+                    "/r.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Note (hellaswag): llama.cpp's HellaSwag text layout keeps ctx_b"));
+  EXPECT_EQ(r.out.find("Note (arc_easy)"), std::string::npos);
+  reports::RunResults res = Load(dir + "/r.json");
+  ASSERT_EQ(res.models(0).tasks_size(), 2);
+  for (const reports::TaskResult& t : res.models(0).tasks()) {
+    if (t.task() == "hellaswag") {
+      EXPECT_EQ(t.reader(), "hellaswag_llamacpp");
+      EXPECT_THAT(t.note(), HasSubstr("the original jsonl (reader 'hellaswag')"));
+    } else {
+      EXPECT_EQ(t.reader(), "arc");
+      EXPECT_EQ(t.note(), "");
+    }
+  }
+}
+
 TEST(RunTest, ListTasks) {
   Result r = RunCli("run --list-tasks");
   ASSERT_EQ(r.code, 0);
