@@ -487,6 +487,11 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer>> BpeTokenizer::Load(absl::string_vi
   }
   // One read serves both the hash and the parse, so they cannot disagree.
   FOCAL_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+  // HF's tokenizers reads the file as UTF-8 text, and the pre-tokenizers and
+  // decoders here read its tokens as UTF-8 (the JSON reader passes bytes on).
+  if (!IsValidUtf8(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid UTF-8"));
+  }
   FOCAL_ASSIGN_OR_RETURN(JsonValue root, ParseJson(bytes, path));
   const Reader r(path);
   if (!root.is_object()) return r.Bad("(top level)", "must be an object");

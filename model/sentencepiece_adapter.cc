@@ -71,6 +71,28 @@ bool AddDummyPrefix(const std::string& model) {
   return dummy;
 }
 
+// sentencepiece keeps the pieces in a trie whose builder (Darts) throws on
+// a piece holding a NUL byte: an abort here, where nothing catches. Returns
+// what is wrong with the model's pieces, or "" when nothing is.
+std::string CheckPieces(const std::string& model) {
+  std::string problem;
+  int64_t index = 0;
+  const bool parsed = ForEachField(model, [&](int f, int w, uint64_t, const std::string& msg) {
+    if (f != 1 || w != 2) return;  // ModelProto.pieces
+    std::string piece;
+    const bool ok = ForEachField(msg, [&](int g, int gw, uint64_t, const std::string& text) {
+      if (g == 1 && gw == 2) piece = text;  // SentencePiece.piece; the last one counts
+    });
+    if (problem.empty() && !ok) problem = "pieces[" + std::to_string(index) + "] is malformed";
+    if (problem.empty() && piece.find('\0') != std::string::npos) {
+      problem = "pieces[" + std::to_string(index) + "] contains a NUL byte";
+    }
+    ++index;
+  });
+  if (problem.empty() && !parsed) problem = "not a serialized sentencepiece model";
+  return problem;
+}
+
 }  // namespace
 
 struct SentencePieceAdapter::Impl {
@@ -84,6 +106,10 @@ SentencePieceAdapter::~SentencePieceAdapter() = default;
 
 std::unique_ptr<SentencePieceAdapter> SentencePieceAdapter::Load(const std::string& model,
                                                                  std::string* error) {
+  if (std::string problem = CheckPieces(model); !problem.empty()) {
+    *error = problem;
+    return nullptr;
+  }
   std::unique_ptr<SentencePieceAdapter> a(new SentencePieceAdapter());
   auto st = a->impl_->decoder.LoadFromSerializedProto(model);
   if (!st.ok()) {

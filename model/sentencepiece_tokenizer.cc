@@ -66,7 +66,12 @@ absl::StatusOr<std::string> SentencePieceTokenizer::Decode(absl::Span<const int3
   return text;
 }
 
-std::string SentencePieceTokenizer::IdToPiece(int32_t id) const { return sp_->IdToPiece(id); }
+std::string SentencePieceTokenizer::IdToPiece(int32_t id) const {
+  // sentencepiece aborts (a failed CHECK) on an id outside the vocabulary,
+  // e.g. bos_id() -1 of a model without BOS.
+  if (id < 0 || id >= vocab_size()) return "";
+  return sp_->IdToPiece(id);
+}
 int32_t SentencePieceTokenizer::vocab_size() const { return sp_->vocab_size(); }
 int32_t SentencePieceTokenizer::bos_id() const { return sp_->bos_id(); }
 int32_t SentencePieceTokenizer::eos_id() const { return sp_->eos_id(); }

@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "model/bpe_tokenizer.h"
 #include "model/sentencepiece_tokenizer.h"
+#include "model/unicode.h"
 
 namespace focal::model {
 
@@ -74,6 +75,12 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadGgufBpe(const GgufFile& gguf,
     identity.Update("\n", 1);
   }
   for (size_t id = 0; id < data.tokens.size(); ++id) {
+    // The pre-tokenizer and decoders read tokens as UTF-8 (GGUF strings are
+    // UTF-8 by the spec; nothing checked them on read).
+    if (!IsValidUtf8(data.tokens[id])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(gguf.path(), ": tokenizer.ggml.tokens[", id, "] is not valid UTF-8"));
+    }
     identity.Update(data.tokens[id]);
     identity.Update("\n", 1);
     const int32_t type = id < data.token_type.size() ? data.token_type[id] : 1;

@@ -12,14 +12,28 @@
 namespace focal::reports {
 namespace {
 
+// Each string goes in with its length, so that equal keys mean equal fields
+// and the same number of models and tasks: with plain separators a task
+// named "a|b" matched the tasks "a" and "b" of another shard, and the merge
+// then indexed past that shard's tasks.
+void AppendField(std::string* key, absl::string_view s) {
+  absl::StrAppend(key, s.size(), ":", s, "|");
+}
+
 std::string ConfigKey(const RunResults& r) {
   RunConfig c = r.config();
   c.clear_shard_index();
-  std::string key = c.SerializeAsString();
+  std::string key;
+  AppendField(&key, c.SerializeAsString());
   for (const ModelRun& m : r.models()) {
-    absl::StrAppend(&key, "|", m.weights_sha256(), "|", m.variant(), "|", m.bos_policy(), "|",
-                    m.max_length());
-    for (const TaskResult& t : m.tasks()) absl::StrAppend(&key, "|", t.task(), t.data_sha256());
+    AppendField(&key, m.weights_sha256());
+    AppendField(&key, m.variant());
+    AppendField(&key, m.bos_policy());
+    absl::StrAppend(&key, m.max_length(), "|");
+    for (const TaskResult& t : m.tasks()) {
+      AppendField(&key, t.task());
+      AppendField(&key, t.data_sha256());
+    }
   }
   return key;
 }
@@ -33,7 +47,9 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
     return absl::InvalidArgumentError("merge: the first file is not a sharded run (--shard I/N)");
   }
   const std::string key = ConfigKey(shards[0]);
-  std::vector<const RunResults*> by_index(n, nullptr);
+  // By shard index. A map, not n slots: n comes from the file (a shard count
+  // of 10^9 asked for 8 GB here).
+  std::map<int32_t, const RunResults*> given;
   for (size_t i = 0; i < shards.size(); ++i) {
     const RunResults& s = shards[i];
     const int32_t idx = s.config().shard_index();
@@ -46,15 +62,18 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
           "merge: shard ", idx, "/", n,
           " comes from a different run (tasks, limit, seed, data or model differ)"));
     }
-    if (by_index[idx] != nullptr) {
+    if (!given.emplace(idx, &s).second) {
       return absl::InvalidArgumentError(absl::StrCat("merge: shard ", idx, "/", n, " given twice"));
     }
-    by_index[idx] = &s;
   }
+  // The first gap is at most at given.size(), so this stops early.
+  std::vector<const RunResults*> by_index;
   for (int32_t i = 0; i < n; ++i) {
-    if (by_index[i] == nullptr) {
+    auto it = given.find(i);
+    if (it == given.end()) {
       return absl::InvalidArgumentError(absl::StrCat("merge: shard ", i, "/", n, " is missing"));
     }
+    by_index.push_back(it->second);
   }
   RunResults out = *by_index[0];
   out.mutable_config()->set_shard_index(0);

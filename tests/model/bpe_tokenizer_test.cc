@@ -522,5 +522,19 @@ TEST(BpeTokenizerTest, InvalidFilesAreRefusedByName) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/fuzz_gguf; the same bug through
+// tokenizer.json): a token that is not UTF-8 (here a lone lead byte) loaded,
+// and the ByteLevel decoder then read past its end.
+TEST(BpeTokenizerTest, FileThatIsNotUtf8IsRefused) {
+  const std::string dir = testing::MakeTempDir("bpe_not_utf8");
+  const std::string path = dir + "/tokenizer.json";
+  testing::WriteStringToFile(path, "{\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": "
+                                   "{\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"\xe2\": 1}, "
+                                   "\"merges\": []}}");
+  EXPECT_THAT(BpeTokenizer::Load(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr(path), HasSubstr("not valid UTF-8"))));
+}
+
 }  // namespace
 }  // namespace focal::model

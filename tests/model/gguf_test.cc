@@ -36,6 +36,7 @@
 #include "model/gguf_model.h"
 #include "model/language_model.h"
 #include "model/safetensors.h"
+#include "model/tokenizer_loader.h"
 #include "tests/testing/gguf_writer.h"
 #include "tests/testing/test_util.h"
 
@@ -520,6 +521,20 @@ TEST(GgufMetadataTest, TokenizerKeys) {
       ReadGgufTokenizer(**OpenBytes(id.Build())),
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("'tokenizer.ggml.padding_token_id' = 6 is outside the vocabulary")));
+}
+
+// Found by fuzzing (tests/fuzz/fuzz_gguf): a token that is not UTF-8 (here
+// a lone lead byte) gave a tokenizer whose ByteLevel decoder read past the
+// token's end. It is refused on load, by index.
+TEST(GgufMetadataTest, TokenThatIsNotUtf8IsRefused) {
+  GgufBuilder b;
+  b.AddString("tokenizer.ggml.model", "gpt2");
+  b.AddStringArray("tokenizer.ggml.tokens", {"a", "b", "\xe2"});
+  FOCAL_ASSERT_OK_AND_ASSIGN(auto f, OpenBytes(b.Build()));
+  EXPECT_THAT(LoadTokenizer(*f),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr(f->path()),
+                             HasSubstr("tokenizer.ggml.tokens[2] is not valid UTF-8"))));
 }
 
 // A file written by the gguf package's own GGUFWriter (independent of our

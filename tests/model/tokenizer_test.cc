@@ -113,6 +113,49 @@ TEST(LoadTokenizerTest, CorruptTokenizerModelNamesTheFile) {
                                            HasSubstr(dir + "/tokenizer.model")));
 }
 
+// Found by fuzzing (tests/fuzz/fuzz_sentencepiece): IdToPiece of an id
+// outside the vocabulary, e.g. bos_id() -1 of a model without BOS (as
+// convert-llama2c asks for), aborted in sentencepiece's CHECK; it is "".
+TEST(LoadTokenizerTest, SentencePieceIdToPieceOutsideTheVocabularyIsEmpty) {
+  // A unigram model written byte by byte (protobuf wire format): pieces
+  // <unk>, "a", "b"; trainer_spec bos_id = eos_id = -1; identity normalizer.
+  const std::string model(
+      "\x0a\x0e\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02"
+      "\x0a\x0a\x0a\x01" "a" "\x15\x00\x00\x80\xbf\x18\x01"
+      "\x0a\x0a\x0a\x01" "b" "\x15\x00\x00\x00\xc0\x18\x01"
+      "\x12\x1c\x18\x01\x20\x03\xc8\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+      "\xd0\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+      "\x1a\x0a\x0a\x08identity",
+      82);
+  const std::string dir = testing::MakeTempDir("tok_spm_nobos");
+  testing::WriteStringToFile(dir + "/tokenizer.model", model);
+  auto tok = LoadTokenizer(dir);
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  ASSERT_EQ((*tok)->vocab_size(), 3);
+  EXPECT_EQ((*tok)->bos_id(), -1);
+  EXPECT_EQ((*tok)->IdToPiece(1), "a");
+  EXPECT_EQ((*tok)->IdToPiece((*tok)->bos_id()), "");
+  EXPECT_EQ((*tok)->IdToPiece(3), "");
+  EXPECT_EQ((*tok)->IdToPiece(-7), "");
+}
+
+// Found by fuzzing (tests/fuzz/fuzz_sentencepiece): a piece holding a NUL
+// byte made sentencepiece's trie builder throw, which aborted the process.
+TEST(LoadTokenizerTest, SentencePiecePieceWithNulByteIsAnError) {
+  // Pieces <unk> and "\0", identity normalizer.
+  const std::string model(
+      "\x0a\x0e\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02"
+      "\x0a\x0a\x0a\x01\x00\x15\x00\x00\x80\xbf\x18\x01"
+      "\x1a\x0a\x0a\x08identity",
+      40);
+  const std::string dir = testing::MakeTempDir("tok_spm_nul");
+  testing::WriteStringToFile(dir + "/tokenizer.model", model);
+  EXPECT_THAT(LoadTokenizer(dir),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr(dir + "/tokenizer.model"),
+                             HasSubstr("pieces[1] contains a NUL byte"))));
+}
+
 // require_tokenizer decides whether a tokenizer kind not supported yet stops
 // the load (run, score) or leaves the model without one (inspect).
 TEST(LoadTokenizerTest, LanguageModelRequireTokenizer) {
