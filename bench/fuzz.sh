@@ -11,12 +11,12 @@
 #   bash bench/fuzz.sh ... TARGET...     only these (names as in the table)
 #
 # One target at a time, one job, under `nice -n 19` (the build uses
-# $FOCAL_FUZZ_JOBS jobs, default 1). Exits non-zero when a
-# target crashes (a sanitizer report, a timeout, running out of memory or a
-# leak); the crashing input and the log are kept in a temporary directory
-# (printed), never in the repository. The corpora grow in
-# build-fuzz/fuzz/corpus/<target>. Needs clang with libFuzzer (Debian's clang
-# package) and the project's other build dependencies.
+# $FOCAL_FUZZ_JOBS jobs, default 1). Exits non-zero when a target crashes (a
+# sanitizer report, a timeout, running out of memory or a leak); the crashing
+# input and the log are kept in a temporary directory (printed), never in the
+# repository. The full runs grow the corpora in build-fuzz/fuzz/corpus/<target>;
+# --short starts from the seeds each time. Needs clang with libFuzzer (Debian's
+# clang and libclang-rt-14-dev) and the project's other build dependencies.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -148,13 +148,20 @@ rows=()
 failed=0
 for t in "${TARGETS[@]}"; do
   log="$WORK/logs/$t.log"
+  # --short starts from the seeds alone, so its time does not grow with the
+  # corpus; the long runs add to the kept corpus.
+  corpus="$CORPUS/$t"
+  if [[ -n "$SHORT" ]]; then
+    corpus="$WORK/corpus/$t"
+    mkdir -p "$corpus"
+  fi
   start=$(date +%s.%N)
   FOCAL_FUZZ_TMPDIR="$SCRATCH" \
   ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     nice -n 19 "$FUZZ_BIN/fuzz_$t" "${budget[@]}" -print_final_stats=1 -timeout=30 \
       -rss_limit_mb=2048 -artifact_prefix="$WORK/artifacts/$t-" \
-      "$CORPUS/$t" "$SEEDS/$t" >"$log" 2>&1
+      "$corpus" "$SEEDS/$t" >"$log" 2>&1
   rc=$?
   end=$(date +%s.%N)
   execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n 1)

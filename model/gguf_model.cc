@@ -325,21 +325,25 @@ void UnpermuteRopeRows(const float* src, int64_t n_heads, int64_t head_dim, int6
 absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf,
                                             const ModelConfig& c, bool materialize) {
   const GgufFile& f = *gguf;
-  // Tensors the config needs, named as the file names them.
-  std::vector<std::string> required = {"token_embd.weight", "output_norm.weight"};
+  // Tensors the config needs, named as the file names them, each checked as
+  // it is named: listing them all first took gigabytes for a block_count far
+  // past the file's tensors.
+  const auto require = [&f](const std::string& name) {
+    return f.FindTensor(name) != nullptr
+               ? absl::OkStatus()
+               : absl::NotFoundError(
+                     absl::StrCat(f.path(), ": GGUF is missing tensor '", name, "'"));
+  };
+  FOCAL_RETURN_IF_ERROR(require("token_embd.weight"));
+  FOCAL_RETURN_IF_ERROR(require("output_norm.weight"));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     for (const auto& [g, h] : kLayerNames) {
       const absl::string_view suffix = g;
       if (absl::StartsWith(suffix, "attn_focal_tau")) continue;
-      required.push_back(absl::StrCat("blk.", l, ".", suffix));
+      FOCAL_RETURN_IF_ERROR(require(absl::StrCat("blk.", l, ".", suffix)));
     }
     if (c.focal.mode == FocalConfig::Mode::kLearned) {
-      required.push_back(absl::StrCat("blk.", l, ".attn_focal_tau.weight"));
-    }
-  }
-  for (const std::string& name : required) {
-    if (f.FindTensor(name) == nullptr) {
-      return absl::NotFoundError(absl::StrCat(f.path(), ": GGUF is missing tensor '", name, "'"));
+      FOCAL_RETURN_IF_ERROR(require(absl::StrCat("blk.", l, ".attn_focal_tau.weight")));
     }
   }
 
@@ -379,8 +383,12 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
     int64_t rope_heads = 0;
     if (absl::EndsWith(t.name, ".attn_q.weight")) rope_heads = c.num_heads;
     if (absl::EndsWith(t.name, ".attn_k.weight")) rope_heads = c.num_kv_heads;
-    const bool permuted =
-        rope_heads > 0 && info.shape.size() == 2 && info.shape[0] == rope_heads * c.head_dim;
+    // (Sizes from the metadata: the product must not wrap; an empty tensor
+    // has no rows to move.)
+    int64_t rope_rows = 0;
+    const bool permuted = rope_heads > 0 && info.shape.size() == 2 && info.shape[1] > 0 &&
+                          !__builtin_mul_overflow(rope_heads, c.head_dim, &rope_rows) &&
+                          info.shape[0] == rope_rows;
     if (materialize) {
       const bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
       if (t.type == GgmlType::kF32 && !permuted && aligned) {

@@ -125,7 +125,15 @@ absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const Tensor
   Loader ld(store, backend);
   LlamaWeights w;
   const int64_t C = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
-  const int64_t qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  // The config's sizes are checked against the tensors below; their
+  // products must not wrap first (a config.json may say anything).
+  int64_t qd, kvd;
+  if (__builtin_mul_overflow(c.num_heads, c.head_dim, &qd) ||
+      __builtin_mul_overflow(c.num_kv_heads, c.head_dim, &kvd)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: num_attention_heads (", c.num_heads, ") times head_dim (",
+                     c.head_dim, ") is too large"));
+  }
   FOCAL_ASSIGN_OR_RETURN(w.embed, ld.Take("model.embed_tokens.weight", {V, C}));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = absl::StrCat("model.layers.", l, ".");

@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "model/config.h"
+#include "model/safetensors.h"
+#include "model/weights.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (c->head_dim <= 4096) {
     for (float f : focal::model::RopeInvFreq(*c)) sink = sink + f;
   }
+  // LanguageModel::Load checks the weights against the config next: with no
+  // tensors that fails at the first one, after the sizes are worked out.
+  const auto empty = focal::model::TensorStore::FromTensors({}, {}, nullptr);
+  sink = sink + focal::model::LoadLlamaWeights(*c, empty, nullptr).ok();
   if (focal::model::OverrideFocalTemperature(*c, 0.5).ok()) sink = sink + c->Variant().size();
   (void)sink;
   return 0;

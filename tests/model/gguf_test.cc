@@ -537,6 +537,56 @@ TEST(GgufMetadataTest, TokenThatIsNotUtf8IsRefused) {
                              HasSubstr("tokenizer.ggml.tokens[2] is not valid UTF-8"))));
 }
 
+// Found by fuzzing (tests/fuzz/fuzz_gguf): a block_count far past the
+// file's tensors had GgufTensorStore list every layer's tensor names before
+// looking for any (gigabytes for 4e9 layers). It stops at the first missing.
+TEST(GgufMetadataTest, BlockCountPastTheTensorsStopsAtTheFirstMissing) {
+  GgufBuilder b;
+  b.AddString("general.architecture", "llama");
+  b.AddU32("llama.block_count", 4000000000u);
+  b.AddU32("llama.context_length", 16);
+  b.AddU32("llama.embedding_length", 2);
+  b.AddU32("llama.feed_forward_length", 2);
+  b.AddU32("llama.attention.head_count", 1);
+  b.AddF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  b.AddF32Tensor("token_embd.weight", {3, 2}, Iota(6));
+  b.AddF32Tensor("output_norm.weight", {2}, Iota(2));
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const GgufFile> f, OpenBytes(b.Build()));
+  FOCAL_ASSERT_OK_AND_ASSIGN(ModelConfig c, GgufModelConfig(*f));
+  EXPECT_EQ(c.num_layers, 4000000000);
+  EXPECT_THAT(GgufTensorStore(f, c, /*materialize=*/false),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("GGUF is missing tensor 'blk.0.attn_norm.weight'")));
+}
+
+// Found by fuzzing (tests/fuzz/fuzz_gguf, UBSan): an attn_q tensor with no
+// columns went through the RoPE row unpermutation, which called memcpy with
+// the null data of empty buffers. It is left to LoadLlamaWeights' shape check.
+TEST(GgufMetadataTest, EmptyQueryTensorIsAShapeError) {
+  GgufBuilder b;
+  b.AddString("general.architecture", "llama");
+  b.AddU32("llama.block_count", 1);
+  b.AddU32("llama.context_length", 16);
+  b.AddU32("llama.embedding_length", 2);
+  b.AddU32("llama.feed_forward_length", 2);
+  b.AddU32("llama.attention.head_count", 1);
+  b.AddF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  b.AddF32Tensor("token_embd.weight", {3, 2}, Iota(6));
+  b.AddF32Tensor("output_norm.weight", {2}, Iota(2));
+  b.AddF32Tensor("blk.0.attn_norm.weight", {2}, Iota(2));
+  b.AddTensor("blk.0.attn_q.weight", 0, {0, 2}, "");  // ggml order: no columns, 2 rows
+  for (const char* name : {"attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
+    b.AddF32Tensor(absl::StrCat("blk.0.", name, ".weight"), {2, 2}, Iota(4));
+  }
+  b.AddF32Tensor("blk.0.ffn_norm.weight", {2}, Iota(2));
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const GgufFile> f, OpenBytes(b.Build()));
+  FOCAL_ASSERT_OK_AND_ASSIGN(ModelConfig c, GgufModelConfig(*f));
+  FOCAL_ASSERT_OK_AND_ASSIGN(TensorStore store, GgufTensorStore(f, c, /*materialize=*/true));
+  EXPECT_THAT(LoadLlamaWeights(c, store, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("'blk.0.attn_q.weight'"), HasSubstr("[2, 0]"))));
+}
+
 // A file written by the gguf package's own GGUFWriter (independent of our
 // writer): tests/testdata/golden/gguf/oracle.txt.
 TEST(GgufMetadataTest, ReadsFileWrittenByGgufPackage) {

@@ -117,6 +117,18 @@ TEST_F(ModelLoadingTest, MissingConfigField) {
                                         HasSubstr("field 'hidden_size' is missing"))));
 }
 
+// Found while fuzzing config.json (tests/fuzz/fuzz_config, input written by
+// hand, UBSan): num_attention_heads * head_dim overflowed int64 in
+// LoadLlamaWeights before any tensor was compared.
+TEST_F(ModelLoadingTest, HugeHeadCountIsAnErrorNotAnOverflow) {
+  std::string dir = Copy();
+  EditConfig(dir, "\"num_attention_heads\": 4,",
+             "\"num_attention_heads\": 4611686018427387904, \"head_dim\": 4,");
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("num_attention_heads (4611686018427387904) times "
+                                            "head_dim (4) is too large")));
+}
+
 TEST_F(ModelLoadingTest, BadFocalConfig) {
   std::string dir = Copy();
   EditConfig(dir, "\"torch_dtype\"",
