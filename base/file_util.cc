@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace focal {
 namespace {
@@ -142,34 +143,9 @@ FileLock::~FileLock() {
 }
 
 absl::Status WriteFileAtomic(absl::string_view path, absl::string_view contents) {
-  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError(errno, "cannot create", tmp);
-  const char* p = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoError(err, "cannot write", tmp);
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError(err, "cannot flush", tmp);
-  }
-  if (::rename(tmp.c_str(), std::string(path).c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError(err, "cannot rename into", path);
-  }
-  return absl::OkStatus();
+  FOCAL_ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::Open(path));
+  FOCAL_RETURN_IF_ERROR(w.Append(contents));
+  return w.Commit();
 }
 
 absl::StatusOr<MappedFile> MappedFile::Open(absl::string_view path) {

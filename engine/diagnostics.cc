@@ -122,7 +122,10 @@ absl::StatusOr<AgreementSummary> MeasureAgreement(model::Transformer& base,
   int64_t same = 0;
   for (const auto& [prefix, reqs] : groups) {
     const int64_t p = static_cast<int64_t>(prefix.size());
-    auto prefill = [&](model::Transformer& tf) -> absl::StatusOr<model::KvCache> {
+    // (prefix named in the capture: C++20 lambdas may not capture a
+    // structured binding implicitly under clang 14.)
+    auto prefill = [&, &prefix = prefix](
+                       model::Transformer& tf) -> absl::StatusOr<model::KvCache> {
       FOCAL_ASSIGN_OR_RETURN(model::KvCache cache, tf.NewCache(p + 1));
       if (p > 0) {
         std::vector<std::vector<model::TokenScore>> out;

@@ -84,6 +84,20 @@ GgufBuilder Small() {
   return b;
 }
 
+// The metadata a llama GGUF must have, with small sizes: a start for tests
+// of the config and tensor checks.
+GgufBuilder LlamaHeader(uint32_t layers, uint32_t width, uint32_t heads, uint32_t context) {
+  GgufBuilder b;
+  b.AddString("general.architecture", "llama");
+  b.AddU32("llama.block_count", layers);
+  b.AddU32("llama.context_length", context);
+  b.AddU32("llama.embedding_length", width);
+  b.AddU32("llama.feed_forward_length", width);
+  b.AddU32("llama.attention.head_count", heads);
+  b.AddF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  return b;
+}
+
 // --- Reader: structure ---------------------------------------------------------
 
 TEST(GgufReaderTest, ReadsHeaderMetadataAndTensors) {
@@ -541,14 +555,7 @@ TEST(GgufMetadataTest, TokenThatIsNotUtf8IsRefused) {
 // file's tensors had GgufTensorStore list every layer's tensor names before
 // looking for any (gigabytes for 4e9 layers). It stops at the first missing.
 TEST(GgufMetadataTest, BlockCountPastTheTensorsStopsAtTheFirstMissing) {
-  GgufBuilder b;
-  b.AddString("general.architecture", "llama");
-  b.AddU32("llama.block_count", 4000000000u);
-  b.AddU32("llama.context_length", 16);
-  b.AddU32("llama.embedding_length", 2);
-  b.AddU32("llama.feed_forward_length", 2);
-  b.AddU32("llama.attention.head_count", 1);
-  b.AddF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  GgufBuilder b = LlamaHeader(/*layers=*/4000000000u, /*width=*/2, /*heads=*/1, /*context=*/16);
   b.AddF32Tensor("token_embd.weight", {3, 2}, Iota(6));
   b.AddF32Tensor("output_norm.weight", {2}, Iota(2));
   FOCAL_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const GgufFile> f, OpenBytes(b.Build()));
@@ -563,14 +570,7 @@ TEST(GgufMetadataTest, BlockCountPastTheTensorsStopsAtTheFirstMissing) {
 // columns went through the RoPE row unpermutation, which called memcpy with
 // the null data of empty buffers. It is left to LoadLlamaWeights' shape check.
 TEST(GgufMetadataTest, EmptyQueryTensorIsAShapeError) {
-  GgufBuilder b;
-  b.AddString("general.architecture", "llama");
-  b.AddU32("llama.block_count", 1);
-  b.AddU32("llama.context_length", 16);
-  b.AddU32("llama.embedding_length", 2);
-  b.AddU32("llama.feed_forward_length", 2);
-  b.AddU32("llama.attention.head_count", 1);
-  b.AddF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  GgufBuilder b = LlamaHeader(/*layers=*/1, /*width=*/2, /*heads=*/1, /*context=*/16);
   b.AddF32Tensor("token_embd.weight", {3, 2}, Iota(6));
   b.AddF32Tensor("output_norm.weight", {2}, Iota(2));
   b.AddF32Tensor("blk.0.attn_norm.weight", {2}, Iota(2));
@@ -1039,14 +1039,7 @@ TEST_F(GgufModelTest, ConfigErrorsNameFileAndKey) {
 }
 
 TEST_F(GgufModelTest, PartialRopeAndBadHeadsRefused) {
-  GgufBuilder b;
-  b.AddString("general.architecture", "llama");
-  b.AddU32("llama.block_count", 1);
-  b.AddU32("llama.context_length", 64);
-  b.AddU32("llama.embedding_length", 64);
-  b.AddU32("llama.feed_forward_length", 64);
-  b.AddU32("llama.attention.head_count", 4);
-  b.AddF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  const GgufBuilder b = LlamaHeader(/*layers=*/1, /*width=*/64, /*heads=*/4, /*context=*/64);
   GgufBuilder partial = b;
   partial.AddU32("llama.rope.dimension_count", 8);
   FOCAL_ASSERT_OK_AND_ASSIGN(auto f1, OpenBytes(partial.Build()));

@@ -37,6 +37,13 @@ std::string DirWithTokenizerModel(const std::string& tag) {
   return dir;
 }
 
+// A temp directory whose tokenizer.model holds `bytes`.
+std::string DirWithModelBytes(const std::string& tag, const std::string& bytes) {
+  const std::string dir = testing::MakeTempDir(tag);
+  testing::WriteStringToFile(dir + "/tokenizer.model", bytes);
+  return dir;
+}
+
 TEST(LoadTokenizerTest, TokenizerModelSelectsSentencePiece) {
   const std::string dir = Stories260K();
   auto tok = LoadTokenizer(dir);
@@ -107,8 +114,7 @@ TEST(LoadTokenizerTest, NoTokenizerFileIsNotFound) {
 }
 
 TEST(LoadTokenizerTest, CorruptTokenizerModelNamesTheFile) {
-  const std::string dir = testing::MakeTempDir("tok_corrupt");
-  testing::WriteStringToFile(dir + "/tokenizer.model", "not a sentencepiece model");
+  const std::string dir = DirWithModelBytes("tok_corrupt", "not a sentencepiece model");
   EXPECT_THAT(LoadTokenizer(dir), StatusIs(absl::StatusCode::kInvalidArgument,
                                            HasSubstr(dir + "/tokenizer.model")));
 }
@@ -127,8 +133,7 @@ TEST(LoadTokenizerTest, SentencePieceIdToPieceOutsideTheVocabularyIsEmpty) {
       "\xd0\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
       "\x1a\x0a\x0a\x08identity",
       82);
-  const std::string dir = testing::MakeTempDir("tok_spm_nobos");
-  testing::WriteStringToFile(dir + "/tokenizer.model", model);
+  const std::string dir = DirWithModelBytes("tok_spm_nobos", model);
   auto tok = LoadTokenizer(dir);
   ASSERT_TRUE(tok.ok()) << tok.status();
   ASSERT_EQ((*tok)->vocab_size(), 3);
@@ -148,8 +153,7 @@ TEST(LoadTokenizerTest, SentencePiecePieceWithNulByteIsAnError) {
       "\x0a\x0a\x0a\x01\x00\x15\x00\x00\x80\xbf\x18\x01"
       "\x1a\x0a\x0a\x08identity",
       40);
-  const std::string dir = testing::MakeTempDir("tok_spm_nul");
-  testing::WriteStringToFile(dir + "/tokenizer.model", model);
+  const std::string dir = DirWithModelBytes("tok_spm_nul", model);
   EXPECT_THAT(LoadTokenizer(dir),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr(dir + "/tokenizer.model"),
