@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <future>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -92,8 +94,8 @@ std::string DetailsKey(const std::string& task, int64_t length, double depth) {
 struct Job {
   const tasks::Task* task = nullptr;
   // The sample; its input text is dropped once encoded (kept only where the
-  // attention probe needs it): a run holds every sample at once, and at 128K
-  // tokens the text would double the prompt ids' memory.
+  // attention probe needs it): at 128K tokens the text would double the
+  // prompt ids' memory.
   datasets::GenerationSample sample;
   std::string prompt_sha256;
   double depth = -1;
@@ -144,6 +146,204 @@ absl::Status ProbeAttention(model::LanguageModel& model, const LongContextOption
                            MeasureAttention(model.transformer(), ps, o.prefill_chunk));
   }
   return absl::OkStatus();
+}
+
+// One (task, length, depth) group of samples, built when it is reached.
+struct Group {
+  const tasks::Task* task;
+  const datasets::Generator* gen;
+  datasets::GeneratorRequest req;
+};
+
+// Per task, length (and gold depth): each metric's per-sample values.
+struct ScoreKey {
+  std::string task;
+  int64_t length;
+  double depth;
+  bool operator<(const ScoreKey& k) const {
+    return std::tie(task, length, depth) < std::tie(k.task, k.length, k.depth);
+  }
+};
+struct Scores {
+  std::map<ScoreKey, std::map<std::string, std::vector<double>>> values;
+  std::map<ScoreKey, std::vector<reports::DocValues>> shard_docs;  // sharded runs only
+};
+
+// Every group of the run, in order. Bad data fails here, before any compute:
+// one sample per task at the shortest length is built.
+absl::StatusOr<std::vector<Group>> PlanGroups(const LongContextOptions& o,
+                                              const datasets::GeneratorOptions& lc) {
+  std::vector<Group> groups;
+  for (const tasks::Task* task : o.tasks) {
+    const tasks::TaskSpec& spec = task->spec();
+    const datasets::Generator* gen = datasets::FindGenerator(spec.generator());
+    if (gen == nullptr) {
+      return absl::NotFoundError(absl::StrCat(
+          "task '", spec.name(), "': unknown generator '", spec.generator(), "' (known: ",
+          absl::StrJoin(datasets::GeneratorIds(), ", "), ")"));
+    }
+    datasets::GeneratorRequest req;
+    req.task = spec.name();
+    req.options.insert(spec.generator_options().begin(), spec.generator_options().end());
+    if (!o.data_dir.empty()) {
+      for (const auto& [role, rel] : spec.data_files()) {
+        req.files[role] = absl::StrCat(o.data_dir, "/", rel);
+      }
+    }
+    req.settings = lc;
+    datasets::GeneratorRequest probe = req;
+    probe.settings.num_samples = 1;
+    probe.length = o.lengths.front();
+    probe.gold_depth = gen->uses_gold_depth ? o.gold_depths.front() : -1.0;
+    if (auto one = gen->make(probe); !one.ok()) {
+      return Annotate(one.status(), absl::StrCat(spec.name(), " at ", probe.length, " tokens"));
+    }
+    for (int64_t len : o.lengths) {
+      for (double depth : gen->uses_gold_depth ? o.gold_depths : std::vector<double>{-1.0}) {
+        req.length = len;
+        req.gold_depth = depth;
+        groups.push_back({task, gen, req});
+      }
+    }
+  }
+  return groups;
+}
+
+// A group's samples (this shard's), their prompts encoded. Reads only its
+// arguments, so it may run on another thread while the model works.
+absl::StatusOr<std::vector<Job>> BuildJobs(const Group& group, const LongContextOptions& o,
+                                           const model::Tokenizer& tok) {
+  const std::string& name = group.task->spec().name();
+  auto samples = group.gen->make(group.req);
+  if (!samples.ok()) {
+    return Annotate(samples.status(), absl::StrCat(name, " at ", group.req.length, " tokens"));
+  }
+  std::vector<Job> jobs;
+  for (datasets::GenerationSample& s : *samples) {
+    if (s.index % o.shard_count != o.shard_index) continue;
+    Job j;
+    FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
+    j.prompt_sha256 = Sha256Hex(s.input);
+    // ProbeAttention reads the first attention_samples' text.
+    if (static_cast<int64_t>(jobs.size()) >= o.attention_samples) std::string().swap(s.input);
+    j.request.max_new_tokens = s.max_new_tokens;
+    j.request.stop = s.stop;
+    j.sample = std::move(s);
+    j.sample.task = name;
+    j.task = group.task;
+    j.depth = group.req.gold_depth;
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+// Generates what the cache does not hold yet, in slices so finished work
+// reaches the cache as it goes. `done` counts samples finished in the run.
+absl::Status GenerateMissing(model::LanguageModel& model, const std::vector<Job>& jobs,
+                             GenerationOptions go, int64_t max_batch, int64_t total,
+                             ProgressLine& progress, GenerationCache& cache, int64_t& done,
+                             int64_t& cached) {
+  std::vector<GenerationRequest> todo;
+  for (const Job& j : jobs) {
+    if (cache.Find(RequestKey(j.request)) == nullptr) todo.push_back(j.request);
+  }
+  cached += static_cast<int64_t>(jobs.size() - todo.size());
+  done += static_cast<int64_t>(jobs.size() - todo.size());
+  size_t slice_begin = 0;  // the generator counts within its slice
+  go.progress = [&](int64_t d, int64_t) {
+    progress.Update("generating", "samples", done + static_cast<int64_t>(slice_begin) + d,
+                    std::max(total, done), "");
+  };
+  const size_t slice = static_cast<size_t>(std::max<int64_t>(max_batch, 1)) * 4;
+  for (size_t b = 0; b < todo.size(); b += slice) {
+    slice_begin = b;
+    const size_t e = std::min(todo.size(), b + slice);
+    FOCAL_ASSIGN_OR_RETURN(std::vector<GenerationResult> res,
+                           GenerateGreedy(model.transformer(), *model.tokenizer(),
+                                          absl::MakeConstSpan(todo).subspan(b, e - b), go));
+    for (size_t k = 0; k < res.size(); ++k) {
+      FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
+    }
+  }
+  done += static_cast<int64_t>(todo.size());
+  return absl::OkStatus();
+}
+
+// Scores a generated group into `scores` and `details` and returns its
+// per-sample JSON lines.
+std::string ScoreJobs(const std::vector<Job>& jobs, const GenerationCache& cache,
+                      const LongContextOptions& o, const reports::ModelRun& run, Scores& scores,
+                      std::map<std::string, TaskDetails>* details) {
+  std::string lines;
+  for (const Job& j : jobs) {
+    const CachedGeneration& g = *cache.Find(RequestKey(j.request));
+    const datasets::GenerationSample& s = j.sample;
+    const ScoreKey key{s.task, s.length, j.depth};
+    std::map<std::string, double> m;  // by name: the order of values in DocValues
+    for (const std::string& name : j.task->spec().metrics()) {
+      m[name] = tasks::FindMetric(name)->generation(g.text, s.outputs);
+    }
+    for (const auto& [k, v] : m) scores.values[key][k].push_back(v);
+    if (o.shard_count > 1) {
+      reports::DocValues dv;
+      dv.set_doc_index(s.index);
+      dv.set_context_length(s.length);
+      if (j.depth >= 0) dv.set_gold_depth(j.depth);
+      for (const auto& [k, v] : m) dv.add_values(tasks::FindMetric(k)->scale * v);
+      scores.shard_docs[key].push_back(std::move(dv));
+    }
+    if (details != nullptr) {
+      TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
+      for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
+      // Paired comparisons need the very same prompts: chain their checksums.
+      d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
+    }
+    JsonObjectWriter line;
+    line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
+    line.Int("length", s.length).Int("index", s.index);
+    if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
+    line.String("prompt_sha256", j.prompt_sha256)
+        .Int("prompt_tokens", static_cast<int64_t>(j.request.prompt.size()))
+        .Int("max_new_tokens", s.max_new_tokens)
+        .StringMap("meta", s.meta)
+        .StringArray("gold", s.outputs)
+        .String("prediction", g.text)
+        .String("finish", g.finish)
+        .ShortDoubleMap("scores", m);
+    absl::StrAppend(&lines, line.Finish(), "\n");
+  }
+  return lines;
+}
+
+// Per task, length (and gold depth): the mean of per-sample scores x 100.
+void AddTaskResults(const LongContextOptions& o, Scores& scores, reports::ModelRun& run) {
+  std::map<std::string, int32_t> versions;
+  for (const tasks::Task* t : o.tasks) versions[t->name()] = t->spec().version();
+  std::map<std::string, reports::TaskResult*> results;
+  for (const auto& [key, metrics] : scores.values) {
+    reports::TaskResult*& tr = results[key.task];
+    if (tr == nullptr) {
+      tr = run.add_tasks();
+      tr->set_task(key.task);
+      tr->set_version(versions.at(key.task));
+    }
+    for (const auto& [name, xs] : metrics) {
+      const tasks::MetricDef& def = *tasks::FindMetric(name);
+      std::vector<double> scaled;
+      for (double x : xs) scaled.push_back(def.scale * x);
+      reports::MetricValue* mv = tr->add_metrics();
+      mv->set_name(name);
+      mv->set_value(tasks::AggregateValue(def, scaled));
+      mv->set_stderr(tasks::AggregateStderr(def, scaled));
+      mv->set_n(static_cast<int64_t>(xs.size()));
+      mv->set_higher_is_better(def.higher_is_better);
+      mv->set_context_length(key.length);
+      if (key.depth >= 0) mv->set_gold_depth(key.depth);
+    }
+    for (reports::DocValues& dv : scores.shard_docs[key]) *tr->add_docs() = std::move(dv);
+    tr->set_num_docs(tr->num_docs() + static_cast<int64_t>(metrics.begin()->second.size()));
+    tr->set_num_requests(tr->num_docs());
+  }
 }
 
 }  // namespace
@@ -221,48 +421,10 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
 
   // Samples are built lazily, one (task, length, depth) group at a time, and
   // dropped once scored: memory does not grow with tasks x lengths x samples,
-  // and results reach the cache and the samples file as groups finish.
-  struct Group {
-    const tasks::Task* task;
-    const datasets::Generator* gen;
-    datasets::GeneratorRequest req;
-  };
-  std::vector<Group> groups;
-  for (const tasks::Task* task : o.tasks) {
-    const tasks::TaskSpec& spec = task->spec();
-    const datasets::Generator* gen = datasets::FindGenerator(spec.generator());
-    if (gen == nullptr) {
-      return absl::NotFoundError(absl::StrCat(
-          "task '", spec.name(), "': unknown generator '", spec.generator(), "' (known: ",
-          absl::StrJoin(datasets::GeneratorIds(), ", "), ")"));
-    }
-    datasets::GeneratorRequest req;
-    req.task = spec.name();
-    req.options.insert(spec.generator_options().begin(), spec.generator_options().end());
-    if (!o.data_dir.empty()) {
-      for (const auto& [role, rel] : spec.data_files()) {
-        req.files[role] = absl::StrCat(o.data_dir, "/", rel);
-      }
-    }
-    req.settings = lc;
-    // Bad data fails before any compute: one sample at the shortest length.
-    {
-      datasets::GeneratorRequest probe = req;
-      probe.settings.num_samples = 1;
-      probe.length = o.lengths.front();
-      probe.gold_depth = gen->uses_gold_depth ? o.gold_depths.front() : -1.0;
-      if (auto one = gen->make(probe); !one.ok()) {
-        return Annotate(one.status(), absl::StrCat(spec.name(), " at ", probe.length, " tokens"));
-      }
-    }
-    for (int64_t len : o.lengths) {
-      for (double depth : gen->uses_gold_depth ? o.gold_depths : std::vector<double>{-1.0}) {
-        req.length = len;
-        req.gold_depth = depth;
-        groups.push_back({task, gen, req});
-      }
-    }
-  }
+  // and results reach the cache and the samples file as groups finish. With
+  // build_ahead the next group is built on another thread while the model
+  // works on this one (two groups in memory at most).
+  FOCAL_ASSIGN_OR_RETURN(const std::vector<Group> groups, PlanGroups(o, lc));
 
   GenerationCache cache;
   FOCAL_RETURN_IF_ERROR(cache.Open(o.cache_path));
@@ -276,139 +438,27 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
       std::max<int64_t>(0, (o.samples - o.shard_index + o.shard_count - 1) / o.shard_count);
   const int64_t total = per_group * static_cast<int64_t>(groups.size());
   int64_t done = 0, cached = 0;
-
-  // Score: per task, length (and gold depth) the mean of per-sample scores x 100.
-  struct Key {
-    std::string task;
-    int64_t length;
-    double depth;
-    bool operator<(const Key& k) const {
-      return std::tie(task, length, depth) < std::tie(k.task, k.length, k.depth);
+  Scores scores;
+  // (Declared after everything the builder reads: an early return waits for
+  // it in the future's destructor before those go.)
+  std::future<absl::StatusOr<std::vector<Job>>> ahead;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    absl::StatusOr<std::vector<Job>> jobs =
+        ahead.valid() ? ahead.get() : BuildJobs(groups[i], o, tok);
+    if (o.build_ahead && i + 1 < groups.size()) {
+      ahead = std::async(std::launch::async,
+                         [&, next = &groups[i + 1]] { return BuildJobs(*next, o, tok); });
     }
-  };
-  std::map<Key, std::map<std::string, std::vector<double>>> scores;
-  std::map<Key, std::vector<reports::DocValues>> shard_docs;  // sharded runs only
-  for (const Group& group : groups) {
-    const tasks::TaskSpec& spec = group.task->spec();
-    const double depth = group.req.gold_depth;
-    auto samples = group.gen->make(group.req);
-    if (!samples.ok()) {
-      return Annotate(samples.status(),
-                      absl::StrCat(spec.name(), " at ", group.req.length, " tokens"));
-    }
-    std::vector<Job> jobs;
-    for (datasets::GenerationSample& s : *samples) {
-      if (s.index % o.shard_count != o.shard_index) continue;
-      Job j;
-      FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
-      j.prompt_sha256 = Sha256Hex(s.input);
-      // ProbeAttention reads the first attention_samples' text.
-      if (static_cast<int64_t>(jobs.size()) >= o.attention_samples) std::string().swap(s.input);
-      j.request.max_new_tokens = s.max_new_tokens;
-      j.request.stop = s.stop;
-      j.sample = std::move(s);
-      j.sample.task = spec.name();
-      j.task = group.task;
-      j.depth = depth;
-      jobs.push_back(std::move(j));
-    }
-    samples->clear();
-    // Generate what the cache does not already hold.
-    std::vector<GenerationRequest> todo;
-    for (const Job& j : jobs) {
-      if (cache.Find(RequestKey(j.request)) == nullptr) todo.push_back(j.request);
-    }
-    cached += static_cast<int64_t>(jobs.size() - todo.size());
-    done += static_cast<int64_t>(jobs.size() - todo.size());
-    size_t slice_begin = 0;  // the generator counts within its slice
-    go.progress = [&](int64_t d, int64_t) {
-      progress.Update("generating", "samples", done + static_cast<int64_t>(slice_begin) + d,
-                      std::max(total, done), "");
-    };
-    // Generate in slices so finished work reaches the cache as it goes.
-    const size_t slice = static_cast<size_t>(std::max<int64_t>(o.max_batch, 1)) * 4;
-    for (size_t b = 0; b < todo.size(); b += slice) {
-      slice_begin = b;
-      const size_t e = std::min(todo.size(), b + slice);
-      FOCAL_ASSIGN_OR_RETURN(std::vector<GenerationResult> res,
-                             GenerateGreedy(model.transformer(), tok,
-                                            absl::MakeConstSpan(todo).subspan(b, e - b), go));
-      for (size_t k = 0; k < res.size(); ++k) {
-        FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
-      }
-    }
-    done += static_cast<int64_t>(todo.size());
-
-    std::string lines;
-    for (const Job& j : jobs) {
-      const CachedGeneration& g = *cache.Find(RequestKey(j.request));
-      const datasets::GenerationSample& s = j.sample;
-      std::map<std::string, double> m;  // by name: the order of values in DocValues
-      for (const std::string& name : j.task->spec().metrics()) {
-        m[name] = tasks::FindMetric(name)->generation(g.text, s.outputs);
-      }
-      for (const auto& [k, v] : m) scores[{s.task, s.length, j.depth}][k].push_back(v);
-      if (o.shard_count > 1) {
-        reports::DocValues dv;
-        dv.set_doc_index(s.index);
-        dv.set_context_length(s.length);
-        if (j.depth >= 0) dv.set_gold_depth(j.depth);
-        for (const auto& [k, v] : m) dv.add_values(tasks::FindMetric(k)->scale * v);
-        shard_docs[{s.task, s.length, j.depth}].push_back(std::move(dv));
-      }
-      if (details != nullptr) {
-        TaskDetails& d = (*details)[DetailsKey(s.task, s.length, j.depth)];
-        for (const auto& [k, v] : m) d.per_doc[k].push_back(v);
-        // Paired comparisons need the very same prompts: chain their checksums.
-        d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
-      }
-      JsonObjectWriter line;
-      line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
-      line.Int("length", s.length).Int("index", s.index);
-      if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
-      line.String("prompt_sha256", j.prompt_sha256)
-          .Int("prompt_tokens", static_cast<int64_t>(j.request.prompt.size()))
-          .Int("max_new_tokens", s.max_new_tokens)
-          .StringMap("meta", s.meta)
-          .StringArray("gold", s.outputs)
-          .String("prediction", g.text)
-          .String("finish", g.finish)
-          .ShortDoubleMap("scores", m);
-      absl::StrAppend(&lines, line.Finish(), "\n");
-    }
-    FOCAL_RETURN_IF_ERROR(samples_log(lines));
+    if (!jobs.ok()) return jobs.status();
+    FOCAL_RETURN_IF_ERROR(
+        GenerateMissing(model, *jobs, go, o.max_batch, total, progress, cache, done, cached));
+    FOCAL_RETURN_IF_ERROR(samples_log(ScoreJobs(*jobs, cache, o, run, scores, details)));
     if (details != nullptr && o.attention_samples > 0) {
-      FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, jobs, *details));
+      FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, *jobs, *details));
     }
   }
   run.set_cached_requests(run.cached_requests() + cached);
-  std::map<std::string, int32_t> versions;
-  for (const tasks::Task* t : o.tasks) versions[t->name()] = t->spec().version();
-  std::map<std::string, reports::TaskResult*> results;
-  for (const auto& [key, metrics] : scores) {
-    reports::TaskResult*& tr = results[key.task];
-    if (tr == nullptr) {
-      tr = run.add_tasks();
-      tr->set_task(key.task);
-      tr->set_version(versions.at(key.task));
-    }
-    for (const auto& [name, xs] : metrics) {
-      const tasks::MetricDef& def = *tasks::FindMetric(name);
-      std::vector<double> scaled;
-      for (double x : xs) scaled.push_back(def.scale * x);
-      reports::MetricValue* mv = tr->add_metrics();
-      mv->set_name(name);
-      mv->set_value(tasks::AggregateValue(def, scaled));
-      mv->set_stderr(tasks::AggregateStderr(def, scaled));
-      mv->set_n(static_cast<int64_t>(xs.size()));
-      mv->set_higher_is_better(def.higher_is_better);
-      mv->set_context_length(key.length);
-      if (key.depth >= 0) mv->set_gold_depth(key.depth);
-    }
-    for (reports::DocValues& dv : shard_docs[key]) *tr->add_docs() = std::move(dv);
-    tr->set_num_docs(tr->num_docs() + static_cast<int64_t>(metrics.begin()->second.size()));
-    tr->set_num_requests(tr->num_docs());
-  }
+  AddTaskResults(o, scores, run);
   // RULER's headline: the mean over tasks per length, and the effective length.
   return reports::SetLengthSummaries(run);
 }

@@ -42,6 +42,11 @@ struct LongContextOptions {
   // per-sample values kept so `merge` recomputes every metric.
   int shard_index = 0;
   int shard_count = 1;
+  // Build the next (task, length, depth) group's samples on another thread
+  // while the model works on the current one. Results are the same either
+  // way; it pays when the model leaves a core free (a GPU, or --threads
+  // below the core count).
+  bool build_ahead = false;
 };
 
 // Receives per-sample JSON lines (whole lines) as work finishes.
@@ -54,7 +59,8 @@ absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
 // Runs the tasks for one loaded model, appending TaskResults (metrics keyed
 // by context_length) and the per-length summary to `run`, and sending
 // per-sample JSON lines to `samples` one (task, length, depth) group at a
-// time. Samples are built group by group, so memory stays that of one group.
+// time. Samples are built group by group, so memory stays that of one group
+// (two with build_ahead).
 // `details` (optional) receives per-sample scores keyed "task@length" or
 // "task@length@depth".
 absl::Status RunLongContext(model::LanguageModel& model, const LongContextOptions& options,

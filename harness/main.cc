@@ -94,6 +94,11 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
       ->capture_default_str();
   cmd->add_option("--gen-batch", f.opts.gen_batch, "sequences decoded together")
       ->capture_default_str();
+  cmd->add_option("--build-ahead", f.opts.build_ahead,
+                  "build the next long-context group on another thread while the model works "
+                  "(auto: when a core is free)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
 
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -182,6 +183,15 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
   lco.shard_index = o.shard_index;
   lco.shard_count = o.shard_count;
   return lco;
+}
+
+// --build-ahead: "auto" builds long-context samples beside the model when
+// it leaves a CPU core free; with every core in the CPU backend's GEMMs the
+// builder would only slow them.
+bool BuildAhead(const RunOptions& o, const kernels::Backend& backend) {
+  if (o.build_ahead != "auto") return o.build_ahead == "on";
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return backend.name() != "cpu" || (o.threads > 0 && o.threads < cores);
 }
 
 reports::RunResults NewResults(const RunOptions& o, const TaskSelection& sel) {
@@ -491,6 +501,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
                          kernels::CreateBackend(o.device, o.threads, &device_note));
   if (!device_note.empty()) std::cerr << device_note << "\n";
+  lco.build_ahead = BuildAhead(o, *backend);
   std::vector<std::string> models = o.models;
   if (models.empty()) {
     FOCAL_ASSIGN_OR_RETURN(std::string default_model, FindDefaultModel());

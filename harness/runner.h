@@ -51,6 +51,10 @@ struct RunOptions {
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t gen_batch = 8;
+  // Build the next long-context group while the model works: "on", "off",
+  // or "auto" (on when the model leaves a core free: a GPU, or --threads
+  // below the core count).
+  std::string build_ahead = "auto";
   // Diagnostics for `compare` (need `details`): keep each task's tokenized
   // requests, and probe the attention of the first N documents (or samples
   // per task and length) of every task.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `focal-eval run` end to end on the bundled model and samples.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -382,6 +383,37 @@ TEST(RunTest, LongContextEndToEndAndResume) {
   reports::RunResults res2 = Load(dir + "/r.json");
   EXPECT_EQ(res2.models(0).cached_requests(), 6);
   EXPECT_EQ(res2.models(0).ruler_by_length(0).average(), m.ruler_by_length(0).average());
+}
+
+// --build-ahead builds the next group on another thread: the samples and
+// every number are those of building each group in turn.
+TEST(RunTest, BuildingAheadChangesNothing) {
+  const std::string dir = testing::MakeTempDir("build_ahead");
+  const std::string common =
+      "run --tasks ruler_niah_single_1,ruler_qa_1,hotpotqa_long --lengths 1024,2048 "
+      "--gold-depth sweep --allow-length-extrapolation --limit 1 --no-progress ";
+  for (const std::string mode : {"off", "on"}) {
+    Result r = RunCli(common + "--build-ahead " + mode + " --out " + dir + "/" + mode +
+                      ".json --samples " + dir + "/" + mode + ".jsonl");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  const std::string off = testing::ReadFileOrDie(dir + "/off.jsonl");
+  EXPECT_EQ(std::count(off.begin(), off.end(), '\n'), 2 * (2 + 5));  // 5 gold depths
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/on.jsonl"), off);
+  const reports::ModelRun a = Load(dir + "/off.json").models(0);
+  const reports::ModelRun b = Load(dir + "/on.json").models(0);
+  ASSERT_EQ(b.tasks_size(), a.tasks_size());
+  for (int t = 0; t < a.tasks_size(); ++t) {
+    ASSERT_EQ(b.tasks(t).metrics_size(), a.tasks(t).metrics_size());
+    for (int k = 0; k < a.tasks(t).metrics_size(); ++k) {
+      EXPECT_EQ(b.tasks(t).metrics(k).SerializeAsString(), a.tasks(t).metrics(k).SerializeAsString())
+          << a.tasks(t).task();
+    }
+  }
+  EXPECT_EQ(b.effective_length(), a.effective_length());
+  Result bad = RunCli(common + "--build-ahead sometimes");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--build-ahead"));
 }
 
 TEST(RunTest, LongContextRefusals) {
