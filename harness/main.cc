@@ -53,7 +53,9 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
   cmd->add_option("--data", f.data_overrides, "TASK=PATH: read one task's data from PATH");
   cmd->add_option("--limit", f.opts.limit, "first N documents per task (0: all)")
       ->capture_default_str();
-  cmd->add_option("--shard", f.shard, "I/N: evaluate every N-th document from the I-th")
+  cmd->add_option("--shard", f.shard,
+                  "I/N: evaluate every N-th document from the I-th; auto: I/N of a Slurm job "
+                  "array; auto/N: I of a Kubernetes Indexed Job")
       ->capture_default_str();
   cmd->add_option("--batch-tokens", f.opts.batch_tokens, "tokens per forward batch")
       ->capture_default_str();
@@ -130,10 +132,15 @@ int FinishRunFlags(RunFlags& f) {
     std::cerr << "focal-eval: error: --add-bos must be auto, always or never\n";
     return 2;
   }
+  std::string shard_source;
   if (absl::Status s = focal::harness::ParseShard(f.shard, &f.opts.shard_index,
-                                                  &f.opts.shard_count);
+                                                  &f.opts.shard_count, nullptr, &shard_source);
       !s.ok()) {
     return Finish(s);
+  }
+  if (!shard_source.empty()) {
+    std::cerr << "shard " << f.opts.shard_index << "/" << f.opts.shard_count << " (from "
+              << shard_source << ")\n";
   }
   f.opts.progress = !f.no_progress;
   return -1;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -266,8 +267,12 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
     std::filesystem::create_directories(cdir, ec);
     // Everything that can change a number besides the request itself:
     // results of another backend, precision or code version are never reused.
+    // Shards keep their own logs: array tasks sharing a --cache-dir run at
+    // once, and a resubmitted task resumes from its own.
+    const std::string shard =
+        o.shard_count > 1 ? absl::StrCat("-shard", o.shard_index, "of", o.shard_count) : "";
     lm.cache_path = absl::StrCat(cdir, "/", weights_sha.substr(0, 16), "-",
-                                 CacheIdentity(*lm.run).substr(0, 16), ".jsonl");
+                                 CacheIdentity(*lm.run).substr(0, 16), shard, ".jsonl");
   }
   return lm;
 }
@@ -438,13 +443,88 @@ absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td
 
 }  // namespace
 
-absl::Status ParseShard(const std::string& text, int* index, int* count) {
+namespace {
+
+// An environment variable that must be a non-negative integer when set.
+absl::StatusOr<std::optional<int64_t>> EnvInt(const EnvLookup& env, const char* name) {
+  const char* v = env(name);
+  if (v == nullptr) return std::nullopt;
+  int64_t x = 0;
+  if (!absl::SimpleAtoi(v, &x) || x < 0 || x > INT32_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shard auto: ", name, "='", v, "' is not a non-negative integer"));
+  }
+  return x;
+}
+
+}  // namespace
+
+absl::Status ParseShard(const std::string& text, int* index, int* count, const EnvLookup& env_in,
+                        std::string* source) {
+  const EnvLookup env = env_in ? env_in : [](const char* name) { return std::getenv(name); };
+  if (text == "auto" || absl::StartsWith(text, "auto/")) {
+    int64_t want = 0;  // the count given after "auto/"; 0 = none
+    if (text != "auto" && (!absl::SimpleAtoi(text.substr(5), &want) || want < 1 ||
+                           want > INT32_MAX)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shard '", text, "': the count after auto/ must be a positive integer"));
+    }
+    FOCAL_ASSIGN_OR_RETURN(auto task_id, EnvInt(env, "SLURM_ARRAY_TASK_ID"));
+    FOCAL_ASSIGN_OR_RETURN(auto task_count, EnvInt(env, "SLURM_ARRAY_TASK_COUNT"));
+    FOCAL_ASSIGN_OR_RETURN(auto task_min, EnvInt(env, "SLURM_ARRAY_TASK_MIN"));
+    FOCAL_ASSIGN_OR_RETURN(auto task_max, EnvInt(env, "SLURM_ARRAY_TASK_MAX"));
+    FOCAL_ASSIGN_OR_RETURN(auto k8s_index, EnvInt(env, "JOB_COMPLETION_INDEX"));
+    int64_t i = 0, n = 0;
+    std::string from;
+    if (task_id.has_value()) {
+      if (!task_count.has_value()) {
+        return absl::InvalidArgumentError(
+            "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not");
+      }
+      const int64_t lo = task_min.value_or(0);
+      n = *task_count;
+      i = *task_id - lo;
+      // Shards are every N-th document: the array's ids must be lo..lo+N-1.
+      if (task_max.has_value() && *task_max - lo + 1 != n) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--shard auto: the Slurm array ", lo, "-", *task_max, " has ", n,
+            " tasks; shards need consecutive task ids (no step, e.g. --array=0-", n - 1, ")"));
+      }
+      from = absl::StrCat("SLURM_ARRAY_TASK_ID=", *task_id, " of ", n);
+      if (want > 0 && want != n) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--shard ", text, ": the Slurm array has ", n, " tasks, not ", want));
+      }
+    } else if (k8s_index.has_value()) {
+      if (want == 0) {
+        return absl::InvalidArgumentError(
+            "--shard auto: JOB_COMPLETION_INDEX is set but the Job's completions are not "
+            "visible to the pod: give them as --shard auto/N");
+      }
+      i = *k8s_index;
+      n = want;
+      from = absl::StrCat("JOB_COMPLETION_INDEX=", i, " of ", n);
+    } else {
+      return absl::InvalidArgumentError(
+          "--shard auto: neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor "
+          "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set; give --shard I/N");
+    }
+    if (i < 0 || i >= n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shard auto: shard ", i, " is outside 0..", n - 1, " (", from, ")"));
+    }
+    *index = static_cast<int>(i);
+    *count = static_cast<int>(n);
+    if (source != nullptr) *source = from;
+    return absl::OkStatus();
+  }
   std::vector<std::string> parts = absl::StrSplit(text, '/');
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], index) ||
       !absl::SimpleAtoi(parts[1], count) || *count < 1 || *index < 0 || *index >= *count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--shard '", text, "' must be I/N with 0 <= I < N, e.g. 0/4"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shard '", text, "' must be I/N with 0 <= I < N (e.g. 0/4), auto or auto/N"));
   }
+  if (source != nullptr) source->clear();
   return absl::OkStatus();
 }
 

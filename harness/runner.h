@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -69,11 +70,20 @@ inline constexpr int kScoringVersion = 2;
 // The resume-cache identity of a model run: everything besides the requests
 // themselves that can change a score (weights, variant, tokenizer, backend
 // with its device and precision, BOS policy, max length, kScoringVersion).
-// The scores' cache file is "<weights sha, 16>-<identity, 16>.jsonl".
+// The scores' cache file is "<weights sha, 16>-<identity, 16>[-shardIofN].jsonl".
 std::string CacheIdentity(const reports::ModelRun& run);
 
-// Parses "I/N" (0 <= I < N).
-absl::Status ParseShard(const std::string& text, int* index, int* count);
+// Reads an environment variable; nullptr when unset (::getenv in the CLI).
+using EnvLookup = std::function<const char*(const char*)>;
+
+// Parses "I/N" (0 <= I < N), or takes I/N from a job scheduler:
+//   "auto"    Slurm job arrays: I = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,
+//             N = SLURM_ARRAY_TASK_COUNT (a contiguous array, step 1);
+//   "auto/N"  Kubernetes Indexed Jobs: I = JOB_COMPLETION_INDEX (whose count
+//             the pod is not told), or a Slurm array, which must have N tasks.
+// `source` (optional) receives where I/N came from, for the log.
+absl::Status ParseShard(const std::string& text, int* index, int* count,
+                        const EnvLookup& env = nullptr, std::string* source = nullptr);
 
 // When `details` is non-null it receives one engine::ModelDetails per model.
 absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& options, std::ostream& out,
