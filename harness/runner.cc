@@ -476,7 +476,13 @@ absl::Status ParseShard(const std::string& text, int* index, int* count, const E
     FOCAL_ASSIGN_OR_RETURN(auto k8s_index, EnvInt(env, "JOB_COMPLETION_INDEX"));
     int64_t i = 0, n = 0;
     std::string from;
-    if (task_id.has_value()) {
+    if (task_id.has_value() && want > 0) {
+      // The count is given: the task id is the shard, so resubmitting some
+      // tasks of an array (--array=2) runs those shards.
+      i = *task_id;
+      n = want;
+      from = absl::StrCat("SLURM_ARRAY_TASK_ID=", i, " of ", n, " shards");
+    } else if (task_id.has_value()) {
       if (!task_count.has_value()) {
         return absl::InvalidArgumentError(
             "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not");
@@ -488,13 +494,10 @@ absl::Status ParseShard(const std::string& text, int* index, int* count, const E
       if (task_max.has_value() && *task_max - lo + 1 != n) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--shard auto: the Slurm array ", lo, "-", *task_max, " has ", n,
-            " tasks; shards need consecutive task ids (no step, e.g. --array=0-", n - 1, ")"));
+            " tasks; shards need consecutive task ids (no step, e.g. --array=0-", n - 1,
+            "), or give the count as --shard auto/N"));
       }
       from = absl::StrCat("SLURM_ARRAY_TASK_ID=", *task_id, " of ", n);
-      if (want > 0 && want != n) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--shard ", text, ": the Slurm array has ", n, " tasks, not ", want));
-      }
     } else if (k8s_index.has_value()) {
       if (want == 0) {
         return absl::InvalidArgumentError(

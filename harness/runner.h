@@ -77,10 +77,11 @@ std::string CacheIdentity(const reports::ModelRun& run);
 using EnvLookup = std::function<const char*(const char*)>;
 
 // Parses "I/N" (0 <= I < N), or takes I/N from a job scheduler:
-//   "auto"    Slurm job arrays: I = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,
-//             N = SLURM_ARRAY_TASK_COUNT (a contiguous array, step 1);
-//   "auto/N"  Kubernetes Indexed Jobs: I = JOB_COMPLETION_INDEX (whose count
-//             the pod is not told), or a Slurm array, which must have N tasks.
+//   "auto"    a whole Slurm job array: I = SLURM_ARRAY_TASK_ID -
+//             SLURM_ARRAY_TASK_MIN, N = SLURM_ARRAY_TASK_COUNT (ids consecutive);
+//   "auto/N"  I = SLURM_ARRAY_TASK_ID itself (so some tasks of an array can
+//             be resubmitted alone), or a Kubernetes Indexed Job's
+//             JOB_COMPLETION_INDEX (the pod is not told the Job's count).
 // `source` (optional) receives where I/N came from, for the log.
 absl::Status ParseShard(const std::string& text, int* index, int* count,
                         const EnvLookup& env = nullptr, std::string* source = nullptr);

@@ -9,8 +9,12 @@ PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler li
 # the default model (the only network use); python3: the data-provenance test.
 # --tests: also what the test suite uses (headless Chromium renders the HTML
 # report; without it that one check skips and says so; clang builds the fuzzers).
-# clang and libclang-rt-14-dev: the libFuzzer targets (bench/fuzz.sh --short).
-if [ "${1:-}" = "--tests" ]; then PKGS+=(chromium clang libclang-rt-14-dev); fi
+# clang and libclang-rt-14-dev: the libFuzzer targets (bench/fuzz.sh --short);
+# slurmctld, slurmd, slurm-client and munge: the job-array test starts its own
+# single-node Slurm (tests/slurm).
+if [ "${1:-}" = "--tests" ]; then
+  PKGS+=(chromium clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -61,10 +61,22 @@ TEST(ShardTest, SlurmArrayFromZeroOrOne) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->index, 0);
   EXPECT_EQ(s->count, 4);
-  // A count given beside a Slurm array must agree with it.
-  EXPECT_TRUE(Parse("auto/4", {{"SLURM_ARRAY_TASK_ID", "0"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}).ok());
-  EXPECT_THAT(Parse("auto/8", {{"SLURM_ARRAY_TASK_ID", "0"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has 4 tasks, not 8")));
+}
+
+// auto/N: the task id is the shard, so task 2 resubmitted alone
+// (--array=2: count 1, min 2) is still shard 2 of 4.
+TEST(ShardTest, SlurmTaskResubmittedAloneKeepsItsShard) {
+  auto s = Parse("auto/4", {{"SLURM_ARRAY_TASK_ID", "2"},
+                            {"SLURM_ARRAY_TASK_COUNT", "1"},
+                            {"SLURM_ARRAY_TASK_MIN", "2"},
+                            {"SLURM_ARRAY_TASK_MAX", "2"}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 4);
+  EXPECT_EQ(s->source, "SLURM_ARRAY_TASK_ID=2 of 4 shards");
+  // A 1-based array (--array=1-4) with auto/4: task 4 is no shard.
+  EXPECT_THAT(Parse("auto/4", {{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("outside 0..3")));
 }
 
 TEST(ShardTest, SlurmArrayErrors) {
