@@ -8,6 +8,8 @@
 #include <future>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <tuple>
 
@@ -238,35 +240,65 @@ absl::StatusOr<std::vector<Job>> BuildJobs(const Group& group, const LongContext
 }
 
 // Generates what the cache does not hold yet, in slices so finished work
-// reaches the cache as it goes. `done` counts samples finished in the run.
-absl::Status GenerateMissing(model::LanguageModel& model, const std::vector<Job>& jobs,
-                             GenerationOptions go, int64_t max_batch, int64_t total,
-                             ProgressLine& progress, GenerationCache& cache, int64_t& done,
-                             int64_t& cached) {
+// reaches the cache as it goes; with replicas, each slice goes to whichever
+// is free (greedy decoding is batch-invariant: the same text either way).
+// `done` counts samples finished in the run.
+absl::Status GenerateMissing(absl::Span<model::LanguageModel* const> models,
+                             const std::vector<Job>& jobs, GenerationOptions go,
+                             int64_t max_batch, int64_t total, ProgressLine& progress,
+                             GenerationCache& cache, int64_t& done, int64_t& cached) {
   std::vector<GenerationRequest> todo;
   for (const Job& j : jobs) {
     if (cache.Find(RequestKey(j.request)) == nullptr) todo.push_back(j.request);
   }
   cached += static_cast<int64_t>(jobs.size() - todo.size());
   done += static_cast<int64_t>(jobs.size() - todo.size());
-  size_t slice_begin = 0;  // the generator counts within its slice
-  go.progress = [&](int64_t d, int64_t) {
-    progress.Update("generating", "samples", done + static_cast<int64_t>(slice_begin) + d,
-                    std::max(total, done), "");
-  };
   const size_t slice = static_cast<size_t>(std::max<int64_t>(max_batch, 1)) * 4;
-  for (size_t b = 0; b < todo.size(); b += slice) {
-    slice_begin = b;
-    const size_t e = std::min(todo.size(), b + slice);
-    FOCAL_ASSIGN_OR_RETURN(std::vector<GenerationResult> res,
-                           GenerateGreedy(model.transformer(), *model.tokenizer(),
-                                          absl::MakeConstSpan(todo).subspan(b, e - b), go));
-    for (size_t k = 0; k < res.size(); ++k) {
-      FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {res[k].text, res[k].finish}));
+  std::mutex mu;  // the cache, the counts and the progress line
+  std::vector<int64_t> in_slice(models.size(), 0);  // per replica: done in its slice
+  size_t next = 0;
+  absl::Status first_error;
+  auto worker = [&](size_t r) {
+    GenerationOptions gr = go;
+    gr.progress = [&, r](int64_t d, int64_t) {
+      std::lock_guard<std::mutex> lock(mu);
+      in_slice[r] = d;
+      int64_t now = done;
+      for (int64_t x : in_slice) now += x;
+      progress.Update("generating", "samples", now, std::max(total, done), "");
+    };
+    for (;;) {
+      size_t b;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error.ok() || next >= todo.size()) return;
+        b = next;
+        next += slice;
+      }
+      const size_t e = std::min(todo.size(), b + slice);
+      absl::StatusOr<std::vector<GenerationResult>> res =
+          GenerateGreedy(models[r]->transformer(), *models[r]->tokenizer(),
+                         absl::MakeConstSpan(todo).subspan(b, e - b), gr);
+      std::lock_guard<std::mutex> lock(mu);
+      absl::Status s = res.status();
+      for (size_t k = 0; s.ok() && k < res->size(); ++k) {
+        s = cache.Add(RequestKey(todo[b + k]), {(*res)[k].text, (*res)[k].finish});
+      }
+      in_slice[r] = 0;
+      if (s.ok()) done += static_cast<int64_t>(e - b);
+      if (!s.ok() && first_error.ok()) {
+        first_error = models.size() == 1
+                          ? s
+                          : Annotate(s, absl::StrCat("replica ", r, " (",
+                                                     models[r]->transformer().backend().name(), ")"));
+      }
     }
-  }
-  done += static_cast<int64_t>(todo.size());
-  return absl::OkStatus();
+  };
+  std::vector<std::thread> threads;
+  for (size_t r = 1; r < models.size(); ++r) threads.emplace_back(worker, r);
+  worker(0);
+  for (std::thread& t : threads) t.join();
+  return first_error;
 }
 
 // Scores a generated group into `scores` and `details` and returns its
@@ -385,25 +417,31 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
         "--lengths up to ", max_len, " exceed the model's max_position_embeddings (",
         cfg.max_position_embeddings, "); use shorter lengths or --allow-length-extrapolation"));
   }
-  // Memory is computed before anything runs, and a run that cannot fit stops.
-  kernels::Backend& backend = model.transformer().backend();
-  const int64_t need =
-      model::EstimateGenerationBytes(cfg, max_len,
-                                     cfg.focal.NeedsWholeSequence() ? max_len : o.prefill_chunk,
-                                     o.max_batch, backend);
-  const int64_t avail = backend.AvailableMemoryBytes();
-  std::cerr << absl::StrFormat(
-      "long-context: lengths up to %d tokens need ~%.1f MiB (KV cache + one %d-token prefill "
-      "chunk + workspaces) beside the weights; %.1f MiB available on %s\n",
-      max_len, need / 1048576.0, o.prefill_chunk, avail / 1048576.0, backend.name());
-  if (avail > 0 && need > avail) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "the run needs ~%.0f MiB but %.0f MiB are available on %s: lower --lengths, "
-        "--prefill-chunk or --gen-batch",
-        need / 1048576.0, avail / 1048576.0, backend.name()));
+  // Memory is computed before anything runs, per device, and a run that
+  // cannot fit stops.
+  std::vector<model::LanguageModel*> models = {&model};
+  models.insert(models.end(), o.replicas.begin(), o.replicas.end());
+  std::map<std::string, int64_t> needs;  // by device: CPU replicas share the host's memory
+  for (model::LanguageModel* m : models) {
+    kernels::Backend& backend = m->transformer().backend();
+    const int64_t one = model::EstimateGenerationBytes(
+        cfg, max_len, cfg.focal.NeedsWholeSequence() ? max_len : o.prefill_chunk, o.max_batch,
+        backend);
+    if (m == &model) run.set_memory_estimate_bytes(one);
+    const int64_t need = needs[backend.name()] += one;
+    const int64_t avail = backend.AvailableMemoryBytes();
+    std::cerr << absl::StrFormat(
+        "long-context: lengths up to %d tokens need ~%.1f MiB (KV cache + one %d-token prefill "
+        "chunk + workspaces) beside the weights; %.1f MiB available on %s\n",
+        max_len, need / 1048576.0, o.prefill_chunk, avail / 1048576.0, backend.name());
+    if (avail > 0 && need > avail) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the run needs ~%.0f MiB but %.0f MiB are available on %s: lower --lengths, "
+          "--prefill-chunk or --gen-batch",
+          need / 1048576.0, avail / 1048576.0, backend.name()));
+    }
   }
   run.set_length_extrapolated(max_len > cfg.max_position_embeddings);
-  run.set_memory_estimate_bytes(need);
 
   datasets::GeneratorOptions lc;
   lc.seed = o.seed;
@@ -451,7 +489,7 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
     }
     if (!jobs.ok()) return jobs.status();
     FOCAL_RETURN_IF_ERROR(
-        GenerateMissing(model, *jobs, go, o.max_batch, total, progress, cache, done, cached));
+        GenerateMissing(models, *jobs, go, o.max_batch, total, progress, cache, done, cached));
     FOCAL_RETURN_IF_ERROR(samples_log(ScoreJobs(*jobs, cache, o, run, scores, details)));
     if (details != nullptr && o.attention_samples > 0) {
       FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, *jobs, *details));

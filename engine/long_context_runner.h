@@ -47,6 +47,9 @@ struct LongContextOptions {
   // way; it pays when the model leaves a core free (a GPU, or --threads
   // below the core count).
   bool build_ahead = false;
+  // The same model on further devices (--device cpu,cpu / cuda:0,cuda:1):
+  // generation slices go to whichever replica is free. Not owned.
+  std::vector<model::LanguageModel*> replicas;
 };
 
 // Receives per-sample JSON lines (whole lines) as work finishes.

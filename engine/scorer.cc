@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -130,6 +132,14 @@ absl::Status ResultCache::Add(
 absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     model::Transformer& tf, absl::Span<const TokenizedRequest> requests, ResultCache& cache,
     const ScorerOptions& options, ScoreStats* stats) {
+  model::Transformer* const one[] = {&tf};
+  return ScoreRequests(one, requests, cache, options, stats);
+}
+
+absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
+    absl::Span<model::Transformer* const> replicas, absl::Span<const TokenizedRequest> requests,
+    ResultCache& cache, const ScorerOptions& options, ScoreStats* stats) {
+  model::Transformer& tf = *replicas[0];
   const int64_t total = static_cast<int64_t>(requests.size());
   std::vector<tasks::LoglikelihoodResult> results(total);
   // Distinct requests still to compute, grouped by their shared prefix: the
@@ -187,15 +197,22 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
     return a->prefix.size() + a->units[0].feed.size() > b->prefix.size() + b->units[0].feed.size();
   });
-  int64_t tokens = 0;
+  // Chunks of whole groups within the token budget (at least one group),
+  // fixed before any runs: which replica computes a chunk changes nothing.
+  std::vector<std::pair<size_t, size_t>> chunks;
   for (size_t gi = 0; gi < order.size();) {
-    // A chunk of whole groups within the token budget (at least one group).
     size_t gj = gi;
     int64_t budget = 0;
     while (gj < order.size() && (gj == gi || budget + order[gj]->tokens <= options.batch_tokens)) {
       budget += order[gj]->tokens;
       ++gj;
     }
+    chunks.emplace_back(gi, gj);
+    gi = gj;
+  }
+  // One chunk on one replica: each continuation's unit and result.
+  using Scored = std::vector<std::pair<const Unit*, tasks::LoglikelihoodResult>>;
+  auto run_chunk = [&order](model::Transformer& tf, size_t gi, size_t gj) -> absl::StatusOr<Scored> {
     // Phase 1: each distinct prefix once, packed together.
     std::vector<model::KvCache> prefix_caches;
     std::vector<model::SeqInput> batch;
@@ -230,7 +247,7 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
       batch.push_back({&caches[k], units[k]->feed, rows[k], *units[k]->targets});
     }
     FOCAL_RETURN_IF_ERROR(tf.Forward(batch, out));
-    std::vector<std::pair<std::string, tasks::LoglikelihoodResult>> fresh;
+    Scored scored;
     for (size_t k = 0; k < units.size(); ++k) {
       tasks::LoglikelihoodResult res;
       res.is_greedy = true;
@@ -238,19 +255,63 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
         res.ll += out[k][t].logprob;
         res.is_greedy = res.is_greedy && out[k][t].argmax == (*units[k]->targets)[t];
       }
-      for (int64_t owner : units[k]->owners) results[owner] = res;
-      done += static_cast<int64_t>(units[k]->owners.size());
-      fresh.emplace_back(units[k]->key, res);
+      scored.emplace_back(units[k], res);
+    }
+    return scored;
+  };
+  // Records a finished chunk (results, cache, stats, progress): one at a time.
+  int64_t tokens = 0;
+  auto record = [&](size_t c, const Scored& scored) -> absl::Status {
+    int64_t budget = 0;
+    for (size_t g = chunks[c].first; g < chunks[c].second; ++g) budget += order[g]->tokens;
+    std::vector<std::pair<std::string, tasks::LoglikelihoodResult>> fresh;
+    for (const auto& [u, res] : scored) {
+      for (int64_t owner : u->owners) results[owner] = res;
+      done += static_cast<int64_t>(u->owners.size());
+      fresh.emplace_back(u->key, res);
     }
     tokens += budget;
     if (stats) {
       stats->tokens_processed += budget;
-      stats->unique += static_cast<int64_t>(units.size());
+      stats->unique += static_cast<int64_t>(scored.size());
     }
     FOCAL_RETURN_IF_ERROR(cache.Add(fresh));
     if (options.progress) options.progress(done, total, tokens);
-    gi = gj;
+    return absl::OkStatus();
+  };
+  if (replicas.size() == 1) {
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      FOCAL_ASSIGN_OR_RETURN(Scored scored, run_chunk(tf, chunks[c].first, chunks[c].second));
+      FOCAL_RETURN_IF_ERROR(record(c, scored));
+    }
+    return results;
   }
+  // Several replicas: each takes the next chunk in turn. The first error
+  // stops them all; chunks finished before it are in the cache.
+  std::mutex mu;
+  size_t next = 0;
+  absl::Status first_error;
+  auto worker = [&](size_t r) {
+    for (;;) {
+      size_t c;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error.ok() || next == chunks.size()) return;
+        c = next++;
+      }
+      absl::StatusOr<Scored> scored = run_chunk(*replicas[r], chunks[c].first, chunks[c].second);
+      std::lock_guard<std::mutex> lock(mu);
+      absl::Status s = scored.ok() ? record(c, *scored) : scored.status();
+      if (!s.ok() && first_error.ok()) {
+        first_error = Annotate(s, absl::StrCat("replica ", r, " (", replicas[r]->backend().name(), ")"));
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t r = 1; r < replicas.size(); ++r) threads.emplace_back(worker, r);
+  worker(0);
+  for (std::thread& t : threads) t.join();
+  FOCAL_RETURN_IF_ERROR(first_error);
   return results;
 }
 

@@ -86,6 +86,13 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     model::Transformer& tf, absl::Span<const TokenizedRequest> requests, ResultCache& cache,
     const ScorerOptions& options, ScoreStats* stats);
 
+// The same on several replicas of one model (one per device, identical
+// weights): packed chunks go to whichever replica is free. Every score is
+// batch-invariant, so the results are bit-identical to one replica's.
+absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
+    absl::Span<model::Transformer* const> replicas, absl::Span<const TokenizedRequest> requests,
+    ResultCache& cache, const ScorerOptions& options, ScoreStats* stats);
+
 }  // namespace focal::engine
 
 #endif  // FOCAL_ENGINE_SCORER_H_

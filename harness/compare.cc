@@ -58,8 +58,10 @@ void AddAttention(const reports::RunResults& runs, const std::vector<engine::Mod
 absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDetails>& details,
                           reports::ComparisonReport& rep) {
   std::string device_note;
-  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
-                         kernels::CreateBackend(o.device, o.threads, &device_note));
+  // (The first device of a --device list: this pass is short.)
+  FOCAL_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kernels::Backend>> backends,
+                         kernels::CreateBackends(o.device, o.threads, &device_note));
+  std::unique_ptr<kernels::Backend> backend = std::move(backends[0]);
   if (!device_note.empty()) std::cerr << device_note << "\n";
   auto load = [&](size_t i) {
     model::LoadOptions lo;

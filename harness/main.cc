@@ -72,7 +72,10 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
   cmd->add_option("--samples", f.opts.samples, "per-document JSONL log");
   cmd->add_option("--cache-dir", f.opts.cache_dir,
                   "resume cache directory (default: <out>.cache when --out is given)");
-  cmd->add_option("--device", f.opts.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--device", f.opts.device,
+                  "auto, cpu, cuda or cuda:N; a list (cuda:0,cuda:1 or cpu,cpu) puts one model "
+                  "replica on each")
+      ->capture_default_str();
   cmd->add_option("--threads", f.opts.threads, "CPU threads (0: all cores)")
       ->capture_default_str();
   cmd->add_flag("--no-progress", f.no_progress, "no progress line on stderr");

@@ -189,10 +189,12 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
 // --build-ahead: "auto" builds long-context samples beside the model when
 // it leaves a CPU core free; with every core in the CPU backend's GEMMs the
 // builder would only slow them.
-bool BuildAhead(const RunOptions& o, const kernels::Backend& backend) {
+bool BuildAhead(const RunOptions& o, const std::vector<std::unique_ptr<kernels::Backend>>& backends) {
   if (o.build_ahead != "auto") return o.build_ahead == "on";
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return backend.name() != "cpu" || (o.threads > 0 && o.threads < cores);
+  bool all_cpu = true;  // CPU replicas share --threads between them
+  for (const auto& b : backends) all_cpu = all_cpu && b->name() == "cpu";
+  return !all_cpu || (o.threads > 0 && o.threads < cores);
 }
 
 reports::RunResults NewResults(const RunOptions& o, const TaskSelection& sel) {
@@ -216,6 +218,8 @@ reports::RunResults NewResults(const RunOptions& o, const TaskSelection& sel) {
 struct LoadedModel {
   std::string dir;
   std::unique_ptr<model::LanguageModel> model;
+  // --device with several entries: the same model on the other devices.
+  std::vector<std::unique_ptr<model::LanguageModel>> replicas;
   const model::Tokenizer* tok = nullptr;
   bool add_bos = true;
   int64_t max_length = 0;
@@ -235,8 +239,10 @@ std::string CacheIdentity(const reports::ModelRun& run) {
 
 namespace {
 
-absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const std::string& dir,
-                                      kernels::Backend& backend, reports::RunResults& results) {
+absl::StatusOr<LoadedModel> LoadModel(
+    const RunOptions& o, size_t index, const std::string& dir,
+    const std::vector<std::unique_ptr<kernels::Backend>>& backends, reports::RunResults& results) {
+  kernels::Backend& backend = *backends[0];
   LoadedModel lm;
   lm.dir = dir;
   model::LoadOptions lo;
@@ -246,6 +252,14 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
   }
   lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
   FOCAL_ASSIGN_OR_RETURN(lm.model, model::LanguageModel::Load(dir, backend, lo));
+  for (size_t r = 1; r < backends.size(); ++r) {
+    absl::StatusOr<std::unique_ptr<model::LanguageModel>> replica =
+        model::LanguageModel::Load(dir, *backends[r], lo);
+    if (!replica.ok()) {
+      return Annotate(replica.status(), absl::StrCat("replica on ", backends[r]->name()));
+    }
+    lm.replicas.push_back(*std::move(replica));
+  }
   lm.tok = lm.model->tokenizer();
   FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(lm.model->store()));
   const std::string tok_sha = lm.tok->sha256();
@@ -275,6 +289,13 @@ absl::StatusOr<LoadedModel> LoadModel(const RunOptions& o, size_t index, const s
                                  CacheIdentity(*lm.run).substr(0, 16), shard, ".jsonl");
   }
   return lm;
+}
+
+// The model's transformer on every device, the first device's first.
+std::vector<model::Transformer*> Replicas(const LoadedModel& lm) {
+  std::vector<model::Transformer*> tfs = {&lm.model->transformer()};
+  for (const auto& r : lm.replicas) tfs.push_back(&r->transformer());
+  return tfs;
 }
 
 // Every loglikelihood request of every task, scored in one scorer call.
@@ -316,7 +337,7 @@ absl::StatusOr<ScoredRequests> ScoreTasks(const RunOptions& o, LoadedModel& lm,
                     absl::StrFormat("%.0f tok/s", secs > 0 ? tokens / secs : 0.0));
   };
   FOCAL_ASSIGN_OR_RETURN(s.results,
-                         engine::ScoreRequests(lm.model->transformer(), s.all, cache, so, &s.stats));
+                         engine::ScoreRequests(Replicas(lm), s.all, cache, so, &s.stats));
   return s;
 }
 
@@ -581,10 +602,10 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   reports::RunResults results = NewResults(o, selection);
 
   std::string device_note;
-  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Backend> backend,
-                         kernels::CreateBackend(o.device, o.threads, &device_note));
+  FOCAL_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kernels::Backend>> backends,
+                         kernels::CreateBackends(o.device, o.threads, &device_note));
   if (!device_note.empty()) std::cerr << device_note << "\n";
-  lco.build_ahead = BuildAhead(o, *backend);
+  lco.build_ahead = BuildAhead(o, backends);
   std::vector<std::string> models = o.models;
   if (models.empty()) {
     FOCAL_ASSIGN_OR_RETURN(std::string default_model, FindDefaultModel());
@@ -609,7 +630,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   for (size_t mi = 0; mi < models.size(); ++mi) {
     const auto t0 = std::chrono::steady_clock::now();
     engine::ModelDetails* md = details != nullptr ? &details->emplace_back() : nullptr;
-    FOCAL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(o, mi, models[mi], *backend, results));
+    FOCAL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(o, mi, models[mi], backends, results));
     FOCAL_ASSIGN_OR_RETURN(ScoredRequests scored, ScoreTasks(o, lm, data));
     for (size_t ti = 0; ti < data.size(); ++ti) {
       FOCAL_RETURN_IF_ERROR(RecordTask(o, lm, data[ti], scored, ti, samples, md));
@@ -621,6 +642,8 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
                            ? ""
                            : absl::StrCat(lm.cache_path.substr(0, lm.cache_path.size() - 6),
                                           "-gen.jsonl");
+      lco.replicas.clear();
+      for (const auto& r : lm.replicas) lco.replicas.push_back(r.get());
       FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*lm.model, lco, *lm.run, samples, md));
     }
     const double secs =

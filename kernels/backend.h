@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -153,6 +154,13 @@ inline constexpr bool kCudaBackendVerified = false;
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
                                                        int num_threads = 0,
                                                        std::string* note = nullptr);
+
+// A comma-separated list ("cpu,cpu", "cuda:0,cuda:1"): one backend per entry,
+// each to hold a replica of the model. CPU entries split --threads (all
+// cores when 0) between them. One entry is CreateBackend's.
+absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::string_view devices,
+                                                                    int num_threads = 0,
+                                                                    std::string* note = nullptr);
 
 // What results record as the backend: its name, plus "(unverified ...)" for
 // CUDA while !kCudaBackendVerified.

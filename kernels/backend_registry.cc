@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Explicit backend list (no self-registration: static libraries drop it).
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -70,6 +76,44 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --device '", device, "' (expected auto, cpu, cuda, cuda:N or cuda:N:fp32|bf16)"));
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::string_view devices,
+                                                                    int num_threads,
+                                                                    std::string* note) {
+  const std::vector<std::string> list = absl::StrSplit(devices, ',');
+  std::vector<std::unique_ptr<Backend>> out;
+  if (list.size() == 1) {
+    FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, CreateBackend(list[0], num_threads, note));
+    out.push_back(std::move(b));
+    return out;
+  }
+  // CPU replicas share the cores: each gets its part of --threads (all
+  // cores when 0), so together they use what one would.
+  int cpus = 0;
+  for (const std::string& d : list) cpus += d == "cpu";
+  const int cores = num_threads > 0 ? num_threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::set<std::string> seen;
+  for (const std::string& d : list) {
+    if (d.empty() || d == "auto") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--device '", devices, "': a list names each device (cpu, cuda:N), not '", d, "'"));
+    }
+    if (d != "cpu" && !seen.insert(d == "cuda" ? "cuda:0" : d).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--device '", devices, "': '", d, "' is listed twice"));
+    }
+  }
+  for (const std::string& d : list) {
+    const int threads = d == "cpu" ? std::max(1, cores / cpus) : num_threads;
+    absl::StatusOr<std::unique_ptr<Backend>> b = CreateBackend(d, threads, note);
+    if (!b.ok()) {
+      return Annotate(b.status(), absl::StrCat("device ", out.size(), " of '", devices, "'"));
+    }
+    out.push_back(*std::move(b));
+  }
+  return out;
 }
 
 }  // namespace focal::kernels

@@ -167,6 +167,25 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
   EXPECT_FALSE(std::filesystem::exists(dir2 + "/attention.csv"));
 }
 
+// Two CPU replicas per model: every report file and the samples are those
+// of one device, byte for byte.
+TEST(CompareTest, TwoCpuReplicasEqualOne) {
+  const std::string dir = testing::MakeTempDir("cmp_replicas");
+  std::string out, err;
+  for (const std::string device : {"cpu", "cpu,cpu"}) {
+    ASSERT_EQ(RunCli("compare --tasks arc_easy,piqa,ruler_niah_single_1 --lengths 1024 "
+                     "--allow-length-extrapolation --limit 8 --batch-tokens 256 --bootstrap 200 "
+                     "--no-progress --device " + device + " --out " + dir + "/" + device,
+                     &out, &err),
+              0)
+        << err;
+  }
+  for (const char* f : {"report.md", "report.csv", "report.html", "table.tex", "samples.jsonl"}) {
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu/" + f), testing::ReadFileOrDie(dir + "/cpu/" + f))
+        << f;
+  }
+}
+
 TEST(CompareTest, RefusesToPairDifferentRequests) {
   reports::RunResults runs;
   runs.add_models()->set_variant("base");

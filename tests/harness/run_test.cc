@@ -416,6 +416,43 @@ TEST(RunTest, BuildingAheadChangesNothing) {
   EXPECT_THAT(bad.err, HasSubstr("--build-ahead"));
 }
 
+// The results of `path` without what depends on time or on the threads a
+// device has (its scratch estimate): what must not change with the devices.
+std::string Numbers(const std::string& path) {
+  reports::RunResults r = Load(path);
+  for (reports::ModelRun& m : *r.mutable_models()) {
+    m.clear_wall_seconds();
+    m.clear_tokens_per_second();
+    m.clear_memory_estimate_bytes();
+  }
+  auto json = reports::ResultsToJson(r);
+  EXPECT_TRUE(json.ok()) << json.status();
+  return json.ok() ? *json : "";
+}
+
+// --device cpu,cpu: two replicas share the packed loglikelihood chunks and
+// the generation slices; every number and sample is that of one device.
+TEST(RunTest, TwoCpuReplicasEqualOne) {
+  const std::string dir = testing::MakeTempDir("replicas");
+  const std::string common =
+      "run --tasks arc_easy,piqa,hellaswag,ruler_niah_single_1,ruler_qa_1 --lengths 1024 "
+      "--allow-length-extrapolation --limit 8 --batch-tokens 256 --gen-batch 1 --no-progress ";
+  for (const std::string device : {"cpu", "cpu,cpu"}) {
+    Result r = RunCli(common + "--device " + device + " --out " + dir + "/" + device +
+                      ".json --samples " + dir + "/" + device + ".jsonl");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu.jsonl"), testing::ReadFileOrDie(dir + "/cpu.jsonl"));
+  EXPECT_EQ(Numbers(dir + "/cpu,cpu.json"), Numbers(dir + "/cpu.json"));
+  EXPECT_EQ(Load(dir + "/cpu,cpu.json").models(0).backend(), "cpu");
+  // Lists name devices; a CUDA device once.
+  for (const std::string bad : {"cpu,auto", "cpu,", "cuda:1,cuda:1"}) {
+    Result r = RunCli("run --tasks piqa --limit 1 --device " + bad);
+    EXPECT_NE(r.code, 0) << bad;
+    EXPECT_THAT(r.err, HasSubstr("--device '" + bad + "'")) << bad;
+  }
+}
+
 TEST(RunTest, LongContextRefusals) {
   Result past = RunCli("run --tasks ruler_niah_single_2 --lengths 2048 --limit 1");
   EXPECT_EQ(past.code, 1);
