@@ -9,7 +9,6 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <optional>
 #include <tuple>
 
@@ -29,6 +28,7 @@
 #include "engine/jsonl_log.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "base/work_queue.h"
 #include "engine/generator.h"
 #include "engine/progress.h"
 #include "model/memory_estimate.h"
@@ -256,9 +256,8 @@ absl::Status GenerateMissing(absl::Span<model::LanguageModel* const> models,
   const size_t slice = static_cast<size_t>(std::max<int64_t>(max_batch, 1)) * 4;
   std::mutex mu;  // the cache, the counts and the progress line
   std::vector<int64_t> in_slice(models.size(), 0);  // per replica: done in its slice
-  size_t next = 0;
-  absl::Status first_error;
-  auto worker = [&](size_t r) {
+  const size_t slices = (todo.size() + slice - 1) / slice;
+  return RunOnWorkers(models.size(), slices, [&](size_t r, size_t i) {
     GenerationOptions gr = go;
     gr.progress = [&, r](int64_t d, int64_t) {
       std::lock_guard<std::mutex> lock(mu);
@@ -267,38 +266,24 @@ absl::Status GenerateMissing(absl::Span<model::LanguageModel* const> models,
       for (int64_t x : in_slice) now += x;
       progress.Update("generating", "samples", now, std::max(total, done), "");
     };
-    for (;;) {
-      size_t b;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error.ok() || next >= todo.size()) return;
-        b = next;
-        next += slice;
-      }
-      const size_t e = std::min(todo.size(), b + slice);
-      absl::StatusOr<std::vector<GenerationResult>> res =
-          GenerateGreedy(models[r]->transformer(), *models[r]->tokenizer(),
-                         absl::MakeConstSpan(todo).subspan(b, e - b), gr);
-      std::lock_guard<std::mutex> lock(mu);
-      absl::Status s = res.status();
-      for (size_t k = 0; s.ok() && k < res->size(); ++k) {
-        s = cache.Add(RequestKey(todo[b + k]), {(*res)[k].text, (*res)[k].finish});
-      }
-      in_slice[r] = 0;
-      if (s.ok()) done += static_cast<int64_t>(e - b);
-      if (!s.ok() && first_error.ok()) {
-        first_error = models.size() == 1
-                          ? s
-                          : Annotate(s, absl::StrCat("replica ", r, " (",
-                                                     models[r]->transformer().backend().name(), ")"));
-      }
+    const size_t b = i * slice, e = std::min(todo.size(), b + slice);
+    absl::StatusOr<std::vector<GenerationResult>> res =
+        GenerateGreedy(models[r]->transformer(), *models[r]->tokenizer(),
+                       absl::MakeConstSpan(todo).subspan(b, e - b), gr);
+    std::lock_guard<std::mutex> lock(mu);
+    in_slice[r] = 0;
+    FOCAL_RETURN_IF_ERROR(models.size() == 1
+                              ? res.status()
+                              : Annotate(res.status(),
+                                         absl::StrCat("replica ", r, " (",
+                                                      models[r]->transformer().backend().name(),
+                                                      ")")));
+    for (size_t k = 0; k < res->size(); ++k) {
+      FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {(*res)[k].text, (*res)[k].finish}));
     }
-  };
-  std::vector<std::thread> threads;
-  for (size_t r = 1; r < models.size(); ++r) threads.emplace_back(worker, r);
-  worker(0);
-  for (std::thread& t : threads) t.join();
-  return first_error;
+    done += static_cast<int64_t>(e - b);
+    return absl::OkStatus();
+  });
 }
 
 // Scores a generated group into `scores` and `details` and returns its

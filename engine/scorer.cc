@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -15,6 +14,7 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "base/work_queue.h"
 
 namespace focal::engine {
 namespace {
@@ -212,20 +212,21 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   }
   // One chunk on one replica: each continuation's unit and result.
   using Scored = std::vector<std::pair<const Unit*, tasks::LoglikelihoodResult>>;
-  auto run_chunk = [&order](model::Transformer& tf, size_t gi, size_t gj) -> absl::StatusOr<Scored> {
+  auto run_chunk = [&order](model::Transformer& replica, size_t gi,
+                            size_t gj) -> absl::StatusOr<Scored> {
     // Phase 1: each distinct prefix once, packed together.
     std::vector<model::KvCache> prefix_caches;
     std::vector<model::SeqInput> batch;
     prefix_caches.reserve(gj - gi);
     for (size_t g = gi; g < gj; ++g) {
-      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, tf.NewCache(order[g]->prefix.size() + 1));
+      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, replica.NewCache(order[g]->prefix.size() + 1));
       prefix_caches.push_back(std::move(c));
     }
     for (size_t g = gi; g < gj; ++g) {
       if (!order[g]->prefix.empty()) batch.push_back({&prefix_caches[g - gi], order[g]->prefix, {}, {}});
     }
     std::vector<std::vector<model::TokenScore>> out;
-    if (!batch.empty()) FOCAL_RETURN_IF_ERROR(tf.Forward(batch, out));
+    if (!batch.empty()) FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
     // Phase 2: every continuation against its own copy of the prefix cache.
     std::vector<model::KvCache> caches;
     std::vector<std::vector<int64_t>> rows;
@@ -233,7 +234,7 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     for (size_t g = gi; g < gj; ++g) {
       for (const Unit& u : order[g]->units) {
         FOCAL_ASSIGN_OR_RETURN(model::KvCache c,
-                               prefix_caches[g - gi].Clone(tf.backend(),
+                               prefix_caches[g - gi].Clone(replica.backend(),
                                                            order[g]->prefix.size() + u.feed.size()));
         caches.push_back(std::move(c));
         std::vector<int64_t> r(u.targets->size());
@@ -246,7 +247,7 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     for (size_t k = 0; k < units.size(); ++k) {
       batch.push_back({&caches[k], units[k]->feed, rows[k], *units[k]->targets});
     }
-    FOCAL_RETURN_IF_ERROR(tf.Forward(batch, out));
+    FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
     Scored scored;
     for (size_t k = 0; k < units.size(); ++k) {
       tasks::LoglikelihoodResult res;
@@ -286,32 +287,15 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     }
     return results;
   }
-  // Several replicas: each takes the next chunk in turn. The first error
+  // Several replicas: each takes the next chunk when free. The first error
   // stops them all; chunks finished before it are in the cache.
-  std::mutex mu;
-  size_t next = 0;
-  absl::Status first_error;
-  auto worker = [&](size_t r) {
-    for (;;) {
-      size_t c;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error.ok() || next == chunks.size()) return;
-        c = next++;
-      }
-      absl::StatusOr<Scored> scored = run_chunk(*replicas[r], chunks[c].first, chunks[c].second);
-      std::lock_guard<std::mutex> lock(mu);
-      absl::Status s = scored.ok() ? record(c, *scored) : scored.status();
-      if (!s.ok() && first_error.ok()) {
-        first_error = Annotate(s, absl::StrCat("replica ", r, " (", replicas[r]->backend().name(), ")"));
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t r = 1; r < replicas.size(); ++r) threads.emplace_back(worker, r);
-  worker(0);
-  for (std::thread& t : threads) t.join();
-  FOCAL_RETURN_IF_ERROR(first_error);
+  std::mutex mu;  // results, stats, cache, progress
+  FOCAL_RETURN_IF_ERROR(RunOnWorkers(replicas.size(), chunks.size(), [&](size_t r, size_t c) {
+    absl::StatusOr<Scored> scored = run_chunk(*replicas[r], chunks[c].first, chunks[c].second);
+    std::lock_guard<std::mutex> lock(mu);
+    absl::Status s = scored.ok() ? record(c, *scored) : scored.status();
+    return Annotate(s, absl::StrCat("replica ", r, " (", replicas[r]->backend().name(), ")"));
+  }));
   return results;
 }
 
