@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/compare.h"
 
+#include <algorithm>
+#include <map>
 #include <iostream>
 #include <filesystem>
 #include <sstream>
@@ -18,7 +20,9 @@
 #include "model/language_model.h"
 #include "reports/comparison.h"
 #include "reports/html_report.h"
+#include "reports/merge.h"
 #include "reports/results_writer.h"
+#include "tasks/metric_registry.h"
 
 namespace focal::harness {
 namespace {
@@ -118,6 +122,67 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
   return absl::OkStatus();
 }
 
+// Every report file of `rep` into report_dir (atomically), the Markdown to `out`.
+absl::Status WriteReports(const reports::ComparisonReport& rep, const std::string& report_dir,
+                          std::ostream& out) {
+  const std::string md = reports::ComparisonMarkdown(rep);
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.md", md));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.html", reports::ComparisonHtml(rep)));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.csv", reports::ComparisonCsv(rep)));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/table.tex", reports::ComparisonLatex(rep)));
+  if (!rep.attention().empty()) {
+    FOCAL_RETURN_IF_ERROR(
+        WriteFileAtomic(report_dir + "/attention.csv", reports::ComparisonAttentionCsv(rep)));
+  }
+  FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ComparisonJson(rep));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.json", json));
+  out << md;
+  return absl::OkStatus();
+}
+
+// The shard's per-document values of model `mi`, keyed as the in-process
+// comparison keys them ("task", or "task@length[@depth]"), per metric, and
+// where each value came from (document index) for ordering.
+absl::Status CollectDocValues(
+    const reports::RunResults& shard, int mi,
+    std::map<std::string, std::map<std::string, std::vector<std::pair<int64_t, double>>>>& out) {
+  const reports::ModelRun& m = shard.models(mi);
+  for (const reports::TaskResult& t : m.tasks()) {
+    if (t.docs_size() != t.num_docs()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "compare --from-shards: shard ", shard.config().shard_index(), " has no per-document "
+          "values for ", t.task(), " (was it run with --shard I/N?)"));
+    }
+    for (const reports::DocValues& d : t.docs()) {
+      std::string key = t.task();
+      if (d.context_length() > 0) absl::StrAppend(&key, "@", d.context_length());
+      if (d.has_gold_depth()) absl::StrAppend(&key, "@", d.gold_depth());
+      // The metrics of this document's (length, depth), in TaskResult order.
+      int pos = 0;
+      for (const reports::MetricValue& mv : t.metrics()) {
+        if (mv.context_length() != d.context_length() ||
+            mv.has_gold_depth() != d.has_gold_depth() ||
+            (d.has_gold_depth() && mv.gold_depth() != d.gold_depth())) {
+          continue;
+        }
+        if (pos >= d.values_size()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "compare --from-shards: document ", d.doc_index(), " of ", key, " lacks ",
+              mv.name()));
+        }
+        const tasks::MetricDef* def = tasks::FindMetric(mv.name());
+        if (def == nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("compare --from-shards: ", key, ": unknown metric '", mv.name(), "'"));
+        }
+        // Shards store reported-scale values; comparisons take per-document ones.
+        out[key][mv.name()].emplace_back(d.doc_index(), d.values(pos++) / def->scale);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunCompare(RunOptions o, const std::string& base_spec,
@@ -178,19 +243,67 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
   FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(runs, scores, co));
   AddAttention(runs, details, rep);
   if (settings.logit_agreement) FOCAL_RETURN_IF_ERROR(AddAgreement(o, details, rep));
-  const std::string md = reports::ComparisonMarkdown(rep);
-  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.md", md));
-  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.html", reports::ComparisonHtml(rep)));
-  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.csv", reports::ComparisonCsv(rep)));
-  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/table.tex", reports::ComparisonLatex(rep)));
-  if (!rep.attention().empty()) {
-    FOCAL_RETURN_IF_ERROR(
-        WriteFileAtomic(report_dir + "/attention.csv", reports::ComparisonAttentionCsv(rep)));
+  return WriteReports(rep, report_dir, out);
+}
+
+absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
+                                  const std::string& report_dir, const CompareSettings& settings,
+                                  std::ostream& out) {
+  // Each shard is a finished `compare --shard I/N` report directory: its
+  // report.json exists only if its models scored identical requests.
+  std::vector<reports::RunResults> shards;
+  std::vector<reports::ComparisonReport> reports_of;
+  for (const std::string& dir : shard_dirs) {
+    FOCAL_ASSIGN_OR_RETURN(std::string rj, ReadFile(dir + "/results.json"));
+    FOCAL_ASSIGN_OR_RETURN(reports::RunResults r, reports::ResultsFromJson(rj, dir + "/results.json"));
+    FOCAL_ASSIGN_OR_RETURN(std::string cj, ReadFile(dir + "/report.json"));
+    reports::ComparisonReport c;
+    if (auto st = google::protobuf::util::JsonStringToMessage(cj, &c); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, "/report.json: not a comparison report: ", st.ToString()));
+    }
+    shards.push_back(std::move(r));
+    reports_of.push_back(std::move(c));
   }
-  FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ComparisonJson(rep));
-  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/report.json", json));
-  out << md;
-  return absl::OkStatus();
+  FOCAL_ASSIGN_OR_RETURN(reports::RunResults merged, reports::MergeShards(shards));
+  // Shard order, for the chained request checksums.
+  std::vector<size_t> order(shards.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return shards[a].config().shard_index() < shards[b].config().shard_index();
+  });
+  std::vector<reports::PerDocScores> scores(merged.models_size());
+  for (int mi = 0; mi < merged.models_size(); ++mi) {
+    std::map<std::string, std::map<std::string, std::vector<std::pair<int64_t, double>>>> values;
+    for (size_t i : order) FOCAL_RETURN_IF_ERROR(CollectDocValues(shards[i], mi, values));
+    for (auto& [key, metrics] : values) {
+      for (auto& [name, xs] : metrics) {
+        std::sort(xs.begin(), xs.end());  // document order, as one process scores them
+        for (const auto& x : xs) scores[mi].values[key][name].push_back(x.second);
+      }
+      // Identical requests were checked per shard; chain the shards' checksums.
+      std::string chained;
+      for (size_t i : order) {
+        auto it = reports_of[i].requests_sha256().find(key);
+        absl::StrAppend(&chained, it == reports_of[i].requests_sha256().end() ? "-" : it->second);
+      }
+      scores[mi].requests_sha256[key] = Sha256Hex(chained);
+    }
+  }
+  reports::CompareOptions co;
+  co.bootstrap_iters = settings.bootstrap_iters;
+  co.seed = settings.bootstrap_seed;
+  FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(merged, scores, co));
+  std::error_code ec;
+  std::filesystem::create_directories(report_dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create report directory '", report_dir, "': ", ec.message()));
+  }
+  FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, FileLock::Acquire(report_dir + "/report"));
+  FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(merged));
+  FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/results.json", json));
+  return WriteReports(rep, report_dir, out);
 }
 
 }  // namespace focal::harness

@@ -31,6 +31,15 @@ absl::Status RunCompare(RunOptions options, const std::string& base_spec,
                         const std::string& report_dir, const CompareSettings& settings,
                         std::ostream& out);
 
+// The comparison of a sharded compare (`compare --shard I/N` into one report
+// directory per shard, e.g. Slurm array tasks): merges the shards' results
+// and pairs their per-document values as one process would. Each shard's
+// report.json must exist (its own compare checked the requests were
+// identical); agreement and attention sections are not rebuilt.
+absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
+                                  const std::string& report_dir, const CompareSettings& settings,
+                                  std::ostream& out);
+
 }  // namespace focal::harness
 
 #endif  // FOCAL_HARNESS_COMPARE_H_

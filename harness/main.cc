@@ -239,6 +239,10 @@ int main(int argc, char** argv) {
                       "attention entropy per layer and head (and needle mass on RULER NIAH) "
                       "on the first N documents of each task (per length); 0: off")
       ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> from_shards;
+  compare->add_option("--from-shards", from_shards,
+                      "report directories of `compare --shard I/N` (every shard): merge them and "
+                      "pair their per-document values instead of running models");
   AddRunFlags(compare, cmp_flags);
 
   try {
@@ -263,6 +267,15 @@ int main(int argc, char** argv) {
     return Finish(focal::harness::RunEvaluation(run_flags.opts, std::cout).status());
   }
   if (compare->parsed()) {
+    if (!from_shards.empty()) {
+      if (!base_spec.empty() || !focal_specs.empty()) {
+        std::cerr << "focal-eval: error: --from-shards takes the models from the shards; "
+                     "drop --base and --focal\n";
+        return 2;
+      }
+      return Finish(
+          focal::harness::RunCompareFromShards(from_shards, report_dir, cmp, std::cout));
+    }
     if (int rc = FinishRunFlags(cmp_flags); rc >= 0) return rc;
     return Finish(focal::harness::RunCompare(cmp_flags.opts, base_spec, focal_specs, report_dir,
                                              cmp, std::cout));

@@ -186,6 +186,46 @@ TEST(CompareTest, TwoCpuReplicasEqualOne) {
   }
 }
 
+// A sharded compare (three report directories, given out of order) joined
+// by --from-shards: every report file equals the one-process compare's but
+// report.json, whose request checksums are chained per shard and whose wall
+// times differ.
+TEST(CompareTest, FromShardsEqualsTheUnshardedCompare) {
+  const std::string dir = testing::MakeTempDir("cmp_shards");
+  const std::string common =
+      "compare --tasks arc_easy,piqa,ruler_niah_single_1,hotpotqa_long --lengths 1024 "
+      "--allow-length-extrapolation --limit 8 --no-logit-agreement --bootstrap 300 --no-progress ";
+  std::string out, err;
+  ASSERT_EQ(RunCli(common + "--out " + dir + "/all", &out, &err), 0) << err;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(RunCli(common + "--shard " + std::to_string(i) + "/3 --out " + dir + "/s" +
+                         std::to_string(i),
+                     &out, &err),
+              0)
+        << err;
+  }
+  const std::string shards = dir + "/s2 " + dir + "/s0 " + dir + "/s1";
+  ASSERT_EQ(RunCli("compare --bootstrap 300 --from-shards " + shards + " --out " + dir + "/merged",
+                   &out, &err),
+            0)
+      << err;
+  for (const char* f : {"report.md", "report.csv", "report.html", "table.tex"}) {
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f), testing::ReadFileOrDie(dir + "/all/" + f))
+        << f;
+  }
+  EXPECT_EQ(LoadReport(dir + "/merged/report.json").rows_size(),
+            LoadReport(dir + "/all/report.json").rows_size());
+  // A missing shard is named; a shard that is no compare output is refused.
+  EXPECT_NE(RunCli("compare --from-shards " + dir + "/s0 " + dir + "/s2 --out " + dir + "/m2",
+                   &out, &err),
+            0);
+  EXPECT_THAT(err, HasSubstr("shard 1/3 is missing"));
+  EXPECT_NE(RunCli("compare --from-shards " + dir + "/nothing --out " + dir + "/m3", &out, &err), 0);
+  EXPECT_THAT(err, HasSubstr(dir + "/nothing/results.json"));
+  EXPECT_EQ(RunCli("compare --from-shards " + shards + " --base x --out " + dir + "/m4", &out, &err),
+            2);
+}
+
 TEST(CompareTest, RefusesToPairDifferentRequests) {
   reports::RunResults runs;
   runs.add_models()->set_variant("base");
