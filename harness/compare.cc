@@ -251,6 +251,7 @@ absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
                                   std::ostream& out) {
   // Each shard is a finished `compare --shard I/N` report directory: its
   // report.json exists only if its models scored identical requests.
+  if (shard_dirs.empty()) return absl::InvalidArgumentError("compare --from-shards: no shards");
   std::vector<reports::RunResults> shards;
   std::vector<reports::ComparisonReport> reports_of;
   for (const std::string& dir : shard_dirs) {
@@ -293,6 +294,15 @@ absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
   reports::CompareOptions co;
   co.bootstrap_iters = settings.bootstrap_iters;
   co.seed = settings.bootstrap_seed;
+  for (const reports::ComparisonReport& c : reports_of) {
+    if (c.bootstrap_iters() != reports_of[0].bootstrap_iters() ||
+        c.bootstrap_seed() != reports_of[0].bootstrap_seed()) {
+      return absl::InvalidArgumentError(
+          "compare --from-shards: the shards used different --bootstrap or --bootstrap-seed");
+    }
+  }
+  if (co.bootstrap_iters <= 0) co.bootstrap_iters = reports_of[0].bootstrap_iters();
+  if (settings.bootstrap_seed_from_shards) co.seed = reports_of[0].bootstrap_seed();
   FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(merged, scores, co));
   std::error_code ec;
   std::filesystem::create_directories(report_dir, ec);

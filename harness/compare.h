@@ -19,6 +19,8 @@ namespace focal::harness {
 struct CompareSettings {
   int64_t bootstrap_iters = 10000;
   uint64_t bootstrap_seed = 1234;
+  // --from-shards: bootstrap_iters 0 and this take the shards' settings.
+  bool bootstrap_seed_from_shards = false;
   bool logit_agreement = true;    // KL / same top-1 on the scored continuations
   int64_t attention_samples = 0;  // attention diagnostics on N prompts per task; 0: off
 };

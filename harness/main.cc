@@ -273,6 +273,9 @@ int main(int argc, char** argv) {
                      "drop --base and --focal\n";
         return 2;
       }
+      // The shards' bootstrap settings unless given again.
+      if (compare->count("--bootstrap") == 0) cmp.bootstrap_iters = 0;
+      if (compare->count("--bootstrap-seed") == 0) cmp.bootstrap_seed_from_shards = true;
       return Finish(
           focal::harness::RunCompareFromShards(from_shards, report_dir, cmp, std::cout));
     }

@@ -2,8 +2,10 @@
 # Submits a sharded `focal-eval run` to Slurm: a job array with one task per
 # shard (run_array.sbatch) and a merge job chained after it with
 # --dependency=afterok:<array id> (merge.sbatch). Prints both job ids.
+# With --compare, a sharded `focal-eval compare` (compare_array.sbatch) and
+# its report from the shards (merge_compare.sbatch) instead.
 #
-#   scripts/slurm/submit.sh --shards N --out DIR [options] -- RUN_ARGS...
+#   scripts/slurm/submit.sh --shards N --out DIR [options] -- ARGS...
 #
 #   --shards N             array tasks 0..N-1, one shard each
 #   --out DIR              shard results, samples, resume logs and results.json
@@ -13,11 +15,13 @@
 #   --only I[,J...]        resubmit these array tasks (and a new merge) only:
 #                          each resumes from its resume log in DIR/cache
 #   --focal-eval PATH      the binary (default: build/harness/focal-eval)
+#   --compare              ARGS are `compare` flags (--base, --focal, --tasks, ...)
 #
-# RUN_ARGS are `focal-eval run` flags, e.g. --tasks arc_easy,piqa --model M.
+# ARGS are `focal-eval run` flags, e.g. --tasks arc_easy,piqa --model M (not
+# --shard, --out, --samples, --cache-dir or --threads, which the scripts set).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-shards="" out="" gpus=0 cpus=1 only="" bin="$here/../../build/harness/focal-eval"
+shards="" out="" gpus=0 cpus=1 only="" mode=run bin="$here/../../build/harness/focal-eval"
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -30,8 +34,9 @@ while [[ $# -gt 0 ]]; do
     --sbatch-arg) extra+=("$2"); shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --focal-eval) bin="$2"; shift 2 ;;
+    --compare) mode=compare; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "submit.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,11 +57,15 @@ res=(--cpus-per-task="$cpus")
 # The array task id is the shard; the count is --shards, also when only
 # some tasks are resubmitted (run_array.sbatch: --shard auto/$FOCAL_SHARDS).
 export FOCAL_EVAL="$bin" FOCAL_OUT_DIR="$out" FOCAL_SHARDS="$shards"
+array_script=run_array.sbatch merge_script=merge.sbatch result="$out/results.json"
+if [[ $mode == compare ]]; then
+  array_script=compare_array.sbatch merge_script=merge_compare.sbatch result="$out/report"
+fi
 array_id=$(sbatch --parsable --export=ALL --chdir="$out" --array="$array" "${res[@]}" \
-  "${extra[@]}" "$here/run_array.sbatch" "$@")
+  "${extra[@]}" "$here/$array_script" "$@")
 array_id="${array_id%%;*}"
 merge_id=$(sbatch --parsable --export=ALL --chdir="$out" --dependency="afterok:$array_id" \
-  "${extra[@]}" "$here/merge.sbatch")
+  "${extra[@]}" "$here/$merge_script")
 merge_id="${merge_id%%;*}"
 echo "array job: $array_id (tasks $array of $shards shards)"
-echo "merge job: $merge_id (after the array succeeds; writes $out/results.json)"
+echo "merge job: $merge_id (after the array succeeds; writes $result)"

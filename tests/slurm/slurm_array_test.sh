@@ -5,6 +5,8 @@
 # the unsharded run's (all but wall time and tokens/s). Then one task's
 # results are removed: merge refuses and names the missing shard, and the
 # task resubmitted alone resumes from its resume log (every request cached).
+# Then `submit.sh --compare`: a 2-task compare array and its chained
+# report from the shards equal the unsharded compare's report.
 #
 #   tests/slurm/slurm_array_test.sh FOCAL_EVAL STORIES260K_DIR
 #
@@ -194,4 +196,19 @@ PY
 # (A resumed shard computes less: its cache hits and token count differ.)
 same "$D/all.json" "$OUT/results.json" cached_requests tokens_processed ||
   fail "results after the resubmission differ"
-echo "PASS: 4-task array + merge equal the unsharded run; a lost shard is named and resumes"
+# --- compare as a 2-task array and its report from the shards -----------------------
+CMP_ARGS=(--tasks arc_easy,piqa --limit 6 --no-logit-agreement --bootstrap 200)
+"$BIN" compare "${CMP_ARGS[@]}" --threads 1 --no-progress --out "$D/cmp-all" \
+  >"$D/log/compare.log" 2>&1 || fail "the unsharded compare failed"
+sub="$(bash "$REPO/scripts/slurm/submit.sh" --compare --shards 2 --out "$D/cmp" \
+  --focal-eval "$BIN" -- "${CMP_ARGS[@]}" 2>&1)" || fail "submit.sh --compare: $sub"
+echo "$sub"
+array_id="$(sed -n 's/^array job: \([0-9]*\).*/\1/p' <<<"$sub")"
+merge_id="$(sed -n 's/^merge job: \([0-9]*\).*/\1/p' <<<"$sub")"
+[[ "$(wait_job "$array_id")" == "COMPLETED " ]] || fail "compare array did not complete"
+[[ "$(wait_job "$merge_id")" == "COMPLETED " ]] || fail "compare merge did not complete"
+for f in report.md report.csv table.tex; do
+  cmp -s "$D/cmp-all/$f" "$D/cmp/report/$f" || fail "compare $f from the shards differs"
+done
+echo "PASS: 4-task array + merge equal the unsharded run; a lost shard is named and resumes;"
+echo "PASS: a 2-task compare array gives the unsharded compare's report"
