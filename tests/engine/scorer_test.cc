@@ -5,6 +5,7 @@
 #include "engine/scorer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -165,6 +166,72 @@ TEST_F(ScorerTest, ResumesFromCacheFile) {
   EXPECT_EQ(st.cached, static_cast<int64_t>(reqs.size()));
   EXPECT_EQ(st.tokens_processed, 0);
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, first[i].ll);
+}
+
+// A CPU device that starts failing (as a lost GPU would) after `n` more
+// Sync() calls.
+class FailingCpuBackend : public kernels::CpuBackend {
+ public:
+  FailingCpuBackend() : CpuBackend(1) {}
+  void FailAfter(int n) { left_ = n; }
+  absl::Status Sync() override {
+    if (left_.fetch_sub(1) <= 0) return absl::UnavailableError("device lost");
+    return CpuBackend::Sync();
+  }
+
+ private:
+  std::atomic<int> left_{1 << 30};
+};
+
+// Replicas of one model share the chunks: the same scores as one device. A
+// replica that fails stops the run naming it, and what finished is cached.
+TEST_F(ScorerTest, ReplicasScoreAsOneAndAFailingOneStopsTheRun) {
+  const std::vector<TokenizedRequest> reqs = Requests();
+  ScorerOptions o;
+  o.batch_tokens = 7;  // many chunks
+  auto cache = ResultCache::Open("");
+  auto one = ScoreRequests(model_->transformer(), reqs, *cache, o, nullptr);
+  ASSERT_TRUE(one.ok()) << one.status();
+
+  kernels::CpuBackend second_device(1);
+  auto second = model::LanguageModel::Load(testing::Stories260KDir(), second_device);
+  ASSERT_TRUE(second.ok()) << second.status();
+  model::Transformer* const both[] = {&model_->transformer(), &(*second)->transformer()};
+  cache = ResultCache::Open("");
+  ScoreStats st;
+  auto two = ScoreRequests(both, reqs, *cache, o, &st);
+  ASSERT_TRUE(two.ok()) << two.status();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ((*two)[i].ll, (*one)[i].ll) << i;
+    EXPECT_EQ((*two)[i].is_greedy, (*one)[i].is_greedy) << i;
+  }
+  EXPECT_EQ(st.unique, static_cast<int64_t>(reqs.size()) - 1);  // one duplicate
+
+  FailingCpuBackend failing;
+  auto lost = model::LanguageModel::Load(testing::Stories260KDir(), failing);
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  failing.FailAfter(2);
+  model::Transformer* const with_lost[] = {&model_->transformer(), &(*lost)->transformer()};
+  const std::string path = testing::MakeTempDir("replica_cache") + "/c.jsonl";
+  {
+    auto log = ResultCache::Open(path);
+    auto r = ScoreRequests(with_lost, reqs, *log, o, nullptr);
+    EXPECT_THAT(r.status(),
+                testing::StatusIs(absl::StatusCode::kUnavailable,
+                                  ::testing::AllOf(::testing::HasSubstr("replica 1 (cpu)"),
+                                                   ::testing::HasSubstr("device lost"))));
+  }
+  // The chunks finished before the failure are in the log; a rerun on the
+  // good device takes them from it and gives the same scores.
+  auto log = ResultCache::Open(path);
+  ASSERT_TRUE(log.ok());
+  const int64_t kept = static_cast<int64_t>(log->size());
+  EXPECT_GT(kept, 0);
+  ScoreStats rerun;
+  auto again = ScoreRequests(model_->transformer(), reqs, *log, o, &rerun);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_GE(rerun.cached, kept);
+  for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, (*one)[i].ll) << i;
 }
 
 // Learned sequence_mean: one tau mean over the whole sequence read, so the
