@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/utf8.h"
 
 namespace focal::datasets {
 
@@ -23,8 +24,6 @@ struct CsvRow {
 // unterminated quote is an error naming the file and line.
 absl::StatusOr<std::vector<CsvRow>> ParseCsv(absl::string_view text, absl::string_view path,
                                              char delimiter, bool skip_initial_space);
-
-bool IsValidUtf8(absl::string_view s);
 
 }  // namespace focal::datasets
 

@@ -2,51 +2,6 @@
 #include "model/unicode.h"
 
 namespace focal::model {
-namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i], or 0 when ill-formed; on
-// 0, *prefix is the length of the longest prefix of one that is there (the
-// "maximal subpart" that one U+FFFD replaces).
-size_t WellFormedAt(absl::string_view s, size_t i, size_t* prefix) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  *prefix = 1;
-  if (c < 0x80) return 1;
-  size_t need;
-  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 3;
-    if (c == 0xE0) lo = 0xA0;   // no overlongs
-    if (c == 0xED) hi = 0x9F;   // no surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 4;
-    if (c == 0xF0) lo = 0x90;   // no overlongs
-    if (c == 0xF4) hi = 0x8F;   // not past U+10FFFF
-  } else {
-    return 0;
-  }
-  for (size_t k = 1; k < need; ++k) {
-    if (i + k >= s.size()) return 0;
-    const unsigned char lo_k = k == 1 ? lo : 0x80, hi_k = k == 1 ? hi : 0xBF;
-    if (b(i + k) < lo_k || b(i + k) > hi_k) return 0;
-    *prefix = k + 1;
-  }
-  return need;
-}
-
-}  // namespace
-
-bool IsValidUtf8(absl::string_view s) {
-  size_t prefix;
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = WellFormedAt(s, i, &prefix);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
 
 char32_t DecodeUtf8(absl::string_view s, size_t* pos) {
   const auto b = [&](size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(s[k])); };
@@ -86,7 +41,7 @@ std::string Utf8Lossy(absl::string_view bytes) {
   out.reserve(bytes.size());
   size_t prefix;
   for (size_t i = 0; i < bytes.size();) {
-    const size_t n = WellFormedAt(bytes, i, &prefix);
+    const size_t n = Utf8WellFormedAt(bytes, i, &prefix);
     if (n == 0) {
       out += "\xEF\xBF\xBD";
       i += prefix;

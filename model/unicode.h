@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "base/utf8.h"
 
 namespace focal::model {
 
@@ -29,8 +30,7 @@ inline bool IsLetter(char32_t cp) { return ClassifyCodePoint(cp) == CharClass::k
 inline bool IsNumber(char32_t cp) { return ClassifyCodePoint(cp) == CharClass::kNumber; }
 inline bool IsWhitespace(char32_t cp) { return ClassifyCodePoint(cp) == CharClass::kWhitespace; }
 
-// Well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
-bool IsValidUtf8(absl::string_view s);
+// (IsValidUtf8 is in base/utf8.h.)
 // The code point starting at s[*pos] of VALID UTF-8; advances *pos past it.
 char32_t DecodeUtf8(absl::string_view s, size_t* pos);
 // The byte length of the UTF-8 sequence whose lead byte is `lead` (valid text).
