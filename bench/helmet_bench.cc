@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "base/asset_root.h"
 #include "base/status_macros.h"
+#include "engine/long_context_runner.h"
 #include "datasets/generator.h"
 #include "datasets/helmet.h"
 #include "datasets/long_context.h"
@@ -73,10 +74,8 @@ int main(int argc, char** argv) {
   if (auto t = focal::model::LoadTokenizer(shared + "/models/llama2-tokenizer"); t.ok()) {
     toks.emplace_back("Llama 2 (sentencepiece)", *std::move(t));
   }
-  const char* home = std::getenv("HOME");
-  const std::string smol = std::string(home ? home : "") +
-      "/.cache/focal-eval/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
-  if (auto g = focal::model::GgufFile::Open(smol); g.ok()) {
+  // The default model's cache, as every command finds it.
+  if (auto g = focal::model::GgufFile::Open(focal::DefaultModelPath()); g.ok()) {
     if (auto t = focal::model::LoadTokenizer(**g); t.ok()) {
       toks.emplace_back("SmolLM2 (byte-level BPE)", *std::move(t));
     }
@@ -88,18 +87,10 @@ int main(int argc, char** argv) {
   std::printf("HELMET prompt construction, %lld samples per task and length, one thread; "
               "seconds per sample\n", static_cast<long long>(samples));
   for (const auto& [name, tok] : toks) {
-    focal::datasets::GeneratorOptions o;
+    focal::datasets::GeneratorOptions o =
+        focal::engine::TokenizerGeneratorOptions(*tok, tok->adds_bos());
     o.num_samples = samples;
-    const focal::model::Tokenizer& t = *tok;
-    o.count_tokens = [&t](absl::string_view text) -> absl::StatusOr<int64_t> {
-      FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, t.Encode(text, t.adds_bos()));
-      return static_cast<int64_t>(ids.size());
-    };
-    o.token_prefix = [&t](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
-      FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, t.Encode(text, false));
-      return focal::datasets::PrefixOfTokens(
-          text, ids, n, [&t](absl::Span<const int32_t> p) { return t.Decode(p); });
-    };
+
     std::printf("\n%s\n\n| task |", name.c_str());
     for (int64_t len : lengths) std::printf(" %lld |", static_cast<long long>(len));
     std::printf("\n|---|");

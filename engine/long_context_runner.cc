@@ -365,6 +365,21 @@ void AddTaskResults(const LongContextOptions& o, Scores& scores, reports::ModelR
 
 }  // namespace
 
+datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok, bool add_bos) {
+  datasets::GeneratorOptions o;
+  o.count_tokens = [&tok, add_bos](absl::string_view text) -> absl::StatusOr<int64_t> {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, add_bos));
+    return static_cast<int64_t>(ids.size());
+  };
+  o.token_prefix = [&tok](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, /*add_bos=*/false));
+    return datasets::PrefixOfTokens(text, ids, n, [&tok](absl::Span<const int32_t> p) {
+      return tok.Decode(p);
+    });
+  };
+  return o;
+}
+
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text) {
   std::vector<int64_t> out;
   for (absl::string_view p : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
@@ -428,19 +443,10 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   }
   run.set_length_extrapolated(max_len > cfg.max_position_embeddings);
 
-  datasets::GeneratorOptions lc;
+  datasets::GeneratorOptions lc = TokenizerGeneratorOptions(tok, o.add_bos);
   lc.seed = o.seed;
   lc.num_samples = o.samples;
-  lc.count_tokens = [&](absl::string_view text) -> absl::StatusOr<int64_t> {
-    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, o.add_bos));
-    return static_cast<int64_t>(ids.size());
-  };
-  lc.token_prefix = [&](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
-    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, /*add_bos=*/false));
-    return datasets::PrefixOfTokens(text, ids, n, [&](absl::Span<const int32_t> p) {
-      return tok.Decode(p);
-    });
-  };
+
 
   // Samples are built lazily, one (task, length, depth) group at a time, and
   // dropped once scored: memory does not grow with tasks x lengths x samples,

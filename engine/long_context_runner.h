@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "datasets/generator.h"
 #include "model/language_model.h"
 #include "tasks/task.h"
 #include "engine/task_details.h"
@@ -54,6 +55,11 @@ struct LongContextOptions {
 
 // Receives per-sample JSON lines (whole lines) as work finishes.
 using SampleSink = std::function<absl::Status(absl::string_view lines)>;
+
+// Generator options whose token counts and prefixes are `tok`'s: counts as
+// prompts are encoded (BOS first when add_bos), prefixes without BOS. `tok`
+// must outlive the options.
+datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok, bool add_bos);
 
 // Parses "4096,8192" (ascending, positive) and "0.5" / "sweep".
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);

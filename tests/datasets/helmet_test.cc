@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "engine/long_context_runner.h"
 #include "datasets/generator.h"
 #include "datasets/helmet.h"
 #include "datasets/long_context.h"
@@ -92,17 +93,8 @@ std::vector<Tok>& Tokenizers() {
 }
 
 GeneratorOptions Options(const model::Tokenizer& tok, int64_t samples) {
-  GeneratorOptions o;
+  GeneratorOptions o = engine::TokenizerGeneratorOptions(tok, tok.adds_bos());
   o.num_samples = samples;
-  o.count_tokens = [&tok](absl::string_view text) -> absl::StatusOr<int64_t> {
-    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, tok.adds_bos()));
-    return static_cast<int64_t>(ids.size());
-  };
-  o.token_prefix = [&tok](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
-    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, false));
-    return PrefixOfTokens(text, ids, n,
-                          [&tok](absl::Span<const int32_t> p) { return tok.Decode(p); });
-  };
   return o;
 }
 
