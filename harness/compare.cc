@@ -122,6 +122,17 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
   return absl::OkStatus();
 }
 
+// Creates report_dir and locks it: one compare per report directory at a time.
+absl::StatusOr<FileLock> OpenReportDir(const std::string& report_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(report_dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create report directory '", report_dir, "': ", ec.message()));
+  }
+  return FileLock::Acquire(report_dir + "/report");
+}
+
 // Every report file of `rep` into report_dir (atomically), the Markdown to `out`.
 absl::Status WriteReports(const reports::ComparisonReport& rep, const std::string& report_dir,
                           std::ostream& out) {
@@ -212,14 +223,7 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
     o.models.push_back(dir);
     o.model_temperatures.push_back(t);
   }
-  std::error_code ec;
-  std::filesystem::create_directories(report_dir, ec);
-  if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create report directory '", report_dir, "': ", ec.message()));
-  }
-  // One compare per report directory at a time.
-  FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, FileLock::Acquire(report_dir + "/report"));
+  FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, OpenReportDir(report_dir));
   o.out = report_dir + "/results.json";
   o.samples = report_dir + "/samples.jsonl";
   if (o.cache_dir.empty()) o.cache_dir = report_dir + "/cache";
@@ -304,13 +308,7 @@ absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
   if (co.bootstrap_iters <= 0) co.bootstrap_iters = reports_of[0].bootstrap_iters();
   if (settings.bootstrap_seed_from_shards) co.seed = reports_of[0].bootstrap_seed();
   FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(merged, scores, co));
-  std::error_code ec;
-  std::filesystem::create_directories(report_dir, ec);
-  if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create report directory '", report_dir, "': ", ec.message()));
-  }
-  FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, FileLock::Acquire(report_dir + "/report"));
+  FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, OpenReportDir(report_dir));
   FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(merged));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/results.json", json));
   return WriteReports(rep, report_dir, out);
