@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 #include <random>
 
@@ -168,19 +171,58 @@ TEST_F(ScorerTest, ResumesFromCacheFile) {
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, first[i].ll);
 }
 
+// Set once the failing device has failed; the gated device waits for it.
+struct FailureSignal {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool failed = false;
+  void Set() {
+    std::lock_guard<std::mutex> lock(mu);
+    failed = true;
+    cv.notify_all();
+  }
+  bool WaitFor(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, limit, [&] { return failed; });
+  }
+};
+
 // A CPU device that starts failing (as a lost GPU would) after `n` more
 // Sync() calls.
 class FailingCpuBackend : public kernels::CpuBackend {
  public:
-  FailingCpuBackend() : CpuBackend(1) {}
+  explicit FailingCpuBackend(FailureSignal* signal) : CpuBackend(1), signal_(signal) {}
   void FailAfter(int n) { left_ = n; }
   absl::Status Sync() override {
-    if (left_.fetch_sub(1) <= 0) return absl::UnavailableError("device lost");
+    if (left_.fetch_sub(1) <= 0) {
+      signal_->Set();
+      return absl::UnavailableError("device lost");
+    }
     return CpuBackend::Sync();
   }
 
  private:
+  FailureSignal* signal_;
   std::atomic<int> left_{1 << 30};
+};
+
+// A CPU device that, once armed, finishes nothing until the other replica has
+// failed: otherwise a fast good replica may take every chunk before the
+// failing one gets its third, and the failure never happens.
+class GatedCpuBackend : public kernels::CpuBackend {
+ public:
+  explicit GatedCpuBackend(FailureSignal* signal) : CpuBackend(1), signal_(signal) {}
+  void Arm() { armed_ = true; }
+  absl::Status Sync() override {
+    if (armed_ && !signal_->WaitFor(std::chrono::seconds(60))) {
+      return absl::DeadlineExceededError("the other replica never failed");
+    }
+    return CpuBackend::Sync();
+  }
+
+ private:
+  FailureSignal* signal_;
+  std::atomic<bool> armed_{false};
 };
 
 // Replicas of one model share the chunks: the same scores as one device. A
@@ -207,11 +249,16 @@ TEST_F(ScorerTest, ReplicasScoreAsOneAndAFailingOneStopsTheRun) {
   }
   EXPECT_EQ(st.unique, static_cast<int64_t>(reqs.size()) - 1);  // one duplicate
 
-  FailingCpuBackend failing;
+  FailureSignal signal;
+  GatedCpuBackend gated(&signal);
+  auto good = model::LanguageModel::Load(testing::Stories260KDir(), gated);
+  ASSERT_TRUE(good.ok()) << good.status();
+  FailingCpuBackend failing(&signal);
   auto lost = model::LanguageModel::Load(testing::Stories260KDir(), failing);
   ASSERT_TRUE(lost.ok()) << lost.status();
+  gated.Arm();
   failing.FailAfter(2);
-  model::Transformer* const with_lost[] = {&model_->transformer(), &(*lost)->transformer()};
+  model::Transformer* const with_lost[] = {&(*good)->transformer(), &(*lost)->transformer()};
   const std::string path = testing::MakeTempDir("replica_cache") + "/c.jsonl";
   {
     auto log = ResultCache::Open(path);
