@@ -51,6 +51,7 @@ def run_focal(tasks, model, work, limit, threads):
     cmd = [os.path.join(REPO, "build", "harness", "focal-eval"), "run", "--no-progress",
            "--model", model, "--device", "cpu", "--threads", str(threads),
            "--tasks", ",".join(tasks), "--out", os.path.join(work, "focal.json"),
+           "--samples", os.path.join(work, "focal_samples.jsonl"),
            "--cache-dir", os.path.join(work, "focal-cache")]
     for t in tasks:
         cmd += ["--data", f"{t}={os.path.join(SHARED, FOCAL_DATA[t])}"]
@@ -63,7 +64,12 @@ def run_focal(tasks, model, work, limit, threads):
     m = res["models"][0]
     metrics = {t["task"]: {v["name"]: v["value"] for v in t["metrics"]} for t in m["tasks"]}
     requests = sum(int(t["num_requests"]) for t in m["tasks"])
-    return wall, requests, metrics, m
+    docs = {}  # (task, doc index) -> (loglikelihoods, per-document metrics)
+    with open(os.path.join(work, "focal_samples.jsonl")) as f:
+        for line in f:
+            d = json.loads(line)
+            docs[(d["task"], d["doc_index"])] = (d["loglikelihoods"], d["metrics"])
+    return wall, requests, metrics, m, docs
 
 
 LM_EVAL_SNIPPET = r"""
@@ -81,10 +87,14 @@ lm = HFLM(pretrained=model, tokenizer=tok, batch_size=bs)
 tm = TaskManager()
 specs, _ = ref.task_specs(tm, tasks, shared)
 t1 = time.monotonic()
-r = lm_eval.simple_evaluate(model=lm, tasks=specs, task_manager=tm, limit=limit or None)
+r = lm_eval.simple_evaluate(model=lm, tasks=specs, task_manager=tm, limit=limit or None,
+                            log_samples=True)
 t2 = time.monotonic()
-json.dump({"load": t1 - t0, "evaluate": t2 - t1, "results": r["results"], "n": r["n-samples"]},
-          open(out, "w"))
+docs = {t: [[s["doc_id"], [float(x[0]) for x in s["filtered_resps"]],
+             {k: float(s[k]) for k in ("acc", "acc_norm") if k in s}] for s in ss]
+        for t, ss in r["samples"].items()}
+json.dump({"load": t1 - t0, "evaluate": t2 - t1, "results": r["results"], "n": r["n-samples"],
+           "docs": docs}, open(out, "w"))
 """
 
 
@@ -105,7 +115,28 @@ def run_lm_eval(tasks, model, work, limit, batch_size, threads, python):
     res = json.load(open(out))
     metrics = {t: {k.split(",")[0]: v for k, v in r.items() if isinstance(v, float)}
                for t, r in res["results"].items()}
-    return wall, res["load"], res["evaluate"], metrics
+    docs = {(t, d[0]): (d[1], d[2]) for t, ds in res["docs"].items() for d in ds}
+    return wall, res["load"], res["evaluate"], metrics, docs
+
+
+def compare_docs(tasks, ours, theirs):
+    """Per task: documents, documents whose acc (and acc_norm) agree, max |loglikelihood diff|."""
+    rows = []
+    for t in tasks:
+        keys = sorted(k for k in theirs if k[0] == t)
+        mine = sorted(k for k in ours if k[0] == t)
+        if keys != mine:
+            raise RuntimeError(f"{t}: the two tools scored different documents "
+                               f"({len(mine)} vs {len(keys)})")
+        agree, worst = 0, 0.0
+        for k in keys:
+            (lo, mo), (lt, mt) = ours[k], theirs[k]
+            if len(lo) != len(lt):
+                raise RuntimeError(f"{t} document {k[1]}: {len(lo)} vs {len(lt)} continuations")
+            worst = max([worst] + [abs(a - b) for a, b in zip(lo, lt)])
+            agree += all(mo[m] == mt[m] for m in mt)
+        rows.append((t, len(keys), agree, worst))
+    return rows
 
 
 def main():
@@ -120,9 +151,9 @@ def main():
     a = ap.parse_args()
     tasks = a.tasks.split(",")
     with tempfile.TemporaryDirectory() as work:
-        f_wall, requests, f_metrics, f_model = run_focal(tasks, a.model, work, a.limit, a.threads)
+        f_wall, requests, f_metrics, f_model, f_docs = run_focal(tasks, a.model, work, a.limit, a.threads)
         if not a.skip_lm_eval:
-            l_wall, l_load, l_eval, l_metrics = run_lm_eval(tasks, a.model, work, a.limit,
+            l_wall, l_load, l_eval, l_metrics, l_docs = run_lm_eval(tasks, a.model, work, a.limit,
                                                             a.batch_size, a.threads, a.python)
     print(f"{os.path.basename(os.path.normpath(a.model))}: {requests} loglikelihood requests, "
           f"{'full splits' if not a.limit else f'limit {a.limit}'}, {a.threads} threads, "
@@ -142,6 +173,11 @@ def main():
         m = HEADLINE[t]
         theirs = "" if a.skip_lm_eval else f"{l_metrics[t][m]:.4f}"
         print(f"| {t} | {m} | {f_metrics[t][m]:.4f} | {theirs} |")
+    if not a.skip_lm_eval:
+        print("\n| task | documents | same acc (and acc_norm) | max abs loglikelihood diff |")
+        print("|---|---:|---:|---:|")
+        for t, n, agree, worst in compare_docs(tasks, f_docs, l_docs):
+            print(f"| {t} | {n} | {agree} | {worst:.2e} |")
     print(f"\nfocal-eval processed {f_model['tokens_processed']} tokens "
           f"({float(f_model['tokens_per_second']):.0f} tokens/s).")
 
