@@ -122,6 +122,35 @@ TEST_F(CpuBackendTest, GemmNTInvariantAcrossTilesThreadsAndPaths) {
   }
 }
 
+// The AVX2 kernel's sums, element by element: eight lanes, lane l fusing the
+// products at k = l mod 8 in order of k (the depth zero-padded to a multiple
+// of 8), then the tree ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). Any blocking of
+// the kernel (over rows, columns or depth) must keep exactly these sums.
+TEST_F(CpuBackendTest, GemmNTAvx2IsItsLaneSums) {
+  if (!cpu::GemmHasAvx2()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  for (int64_t K : {8, 576, 769, 1536, 1541, 2600}) {
+    const int64_t T = 50, N = 37;  // partial 3 x 4 tiles at both edges
+    Buffer x = Random(T, K), w = Random(N, K);
+    const float* xs = x.tensor().as<float>();
+    const float* ws = w.tensor().as<float>();
+    std::vector<float> out(T * N);
+    cpu::GemmNT({xs, K}, {ws, K}, {out.data(), N}, T, N, K, cpu::GemmPath::kBest);
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t j = 0; j < N; ++j) {
+        float lane[8] = {};
+        for (int64_t k = 0; k < (K + 7) / 8 * 8; ++k) {
+          const float a = k < K ? xs[t * K + k] : 0.0f, b = k < K ? ws[j * K + k] : 0.0f;
+          lane[k % 8] = std::fma(a, b, lane[k % 8]);
+        }
+        const float want =
+            ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+        ASSERT_EQ(std::memcmp(&out[t * N + j], &want, 4), 0)
+            << "K=" << K << " t=" << t << " j=" << j << ": " << out[t * N + j] << " vs " << want;
+      }
+    }
+  }
+}
+
 // Accuracy against double on awkward depths and widths, both kernels, within
 // the first-order bound of their summation: (k/8 + 6) ulps of sum |x w|.
 TEST_F(CpuBackendTest, GemmNTMatchesDoubleOnAwkwardShapes) {
