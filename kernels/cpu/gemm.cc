@@ -18,6 +18,8 @@ namespace {
 constexpr int64_t kWTileBytes = 192 * 1024;
 // x rows per parallel task.
 constexpr int64_t kRowBlock = 48;
+// x rows swept across all of w before the next ones (in L3).
+constexpr int64_t kXGroupBytes = 1024 * 1024;
 // Sequential GEMM: j (depth) steps per block; a block of B stays in cache
 // for all rows, and the sums carry over between blocks in `out`, exactly.
 constexpr int64_t kDepthBlock = 256;
@@ -323,11 +325,18 @@ void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t r
                     int64_t cols, int64_t depth, GemmPath path) {
   if (rows <= 0 || cols <= 0) return;
   // Tasks: (w tile, block of x rows), consecutive tasks sharing a w tile.
+  // The row blocks come in groups of about kXGroupBytes that meet every w
+  // tile before the next group is read, so a group is read from memory once
+  // and then from L3.
   const int64_t nc = WTileRows(depth);
   const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
   const int64_t col_tiles = (cols + nc - 1) / nc;
+  const int64_t group = std::max<int64_t>(1, kXGroupBytes / (kRowBlock * depth * 4));
   pool.ParallelFor(row_blocks * col_tiles, [&](int64_t task) {
-    const int64_t i = (task % row_blocks) * kRowBlock, j = (task / row_blocks) * nc;
+    const int64_t g = task / (group * col_tiles);  // every earlier group is whole
+    const int64_t in_group = std::min(group, row_blocks - g * group);
+    const int64_t local = task - g * group * col_tiles;
+    const int64_t i = (g * group + local % in_group) * kRowBlock, j = (local / in_group) * nc;
     GemmNT({x.data + i * x.ld, x.ld}, {w.data + j * w.ld, w.ld}, {out.data + i * out.ld + j, out.ld},
            std::min(kRowBlock, rows - i), std::min(nc, cols - j), depth, path);
   });

@@ -122,6 +122,26 @@ TEST_F(CpuBackendTest, GemmNTInvariantAcrossTilesThreadsAndPaths) {
   }
 }
 
+// Deep rows: the parallel GEMM sweeps groups of row blocks (two 48-row blocks
+// at depth 2600, the last group short) across three w tiles. Every output is
+// written, and equals the same product done in one call.
+TEST_F(CpuBackendTest, ParallelGemmNTRowGroupsCoverEveryOutputOnce) {
+  const int64_t K = 2600, N = 40, T = 200;
+  Buffer x = Random(T, K), w = Random(N, K);
+  const float* xs = x.tensor().as<float>();
+  const float* ws = w.tensor().as<float>();
+  ThreadPool pool1(1), pool2(2);
+  for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
+    std::vector<float> all(T * N);
+    cpu::GemmNT({xs, K}, {ws, K}, {all.data(), N}, T, N, K, path);
+    for (ThreadPool* pool : {&pool1, &pool2}) {
+      std::vector<float> par(T * N, std::nanf(""));
+      cpu::ParallelGemmNT(*pool, {xs, K}, {ws, K}, {par.data(), N}, T, N, K, path);
+      EXPECT_EQ(std::memcmp(all.data(), par.data(), all.size() * 4), 0);
+    }
+  }
+}
+
 // The AVX2 kernel's sums, element by element: eight lanes, lane l fusing the
 // products at k = l mod 8 in order of k (the depth zero-padded to a multiple
 // of 8), then the tree ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). Any blocking of
