@@ -128,14 +128,17 @@ def compare_docs(tasks, ours, theirs):
         if keys != mine:
             raise RuntimeError(f"{t}: the two tools scored different documents "
                                f"({len(mine)} vs {len(keys)})")
-        agree, worst = 0, 0.0
+        agree, worst, where, over = 0, 0.0, None, 0
         for k in keys:
             (lo, mo), (lt, mt) = ours[k], theirs[k]
             if len(lo) != len(lt):
                 raise RuntimeError(f"{t} document {k[1]}: {len(lo)} vs {len(lt)} continuations")
-            worst = max([worst] + [abs(a - b) for a, b in zip(lo, lt)])
+            diff = max(abs(a - b) for a, b in zip(lo, lt))
+            over += diff > 1e-4
+            if diff > worst:
+                worst, where = diff, k[1]
             agree += all(mo[m] == mt[m] for m in mt)
-        rows.append((t, len(keys), agree, worst))
+        rows.append((t, len(keys), agree, worst, where, over))
     return rows
 
 
@@ -174,10 +177,11 @@ def main():
         theirs = "" if a.skip_lm_eval else f"{l_metrics[t][m]:.4f}"
         print(f"| {t} | {m} | {f_metrics[t][m]:.4f} | {theirs} |")
     if not a.skip_lm_eval:
-        print("\n| task | documents | same acc (and acc_norm) | max abs loglikelihood diff |")
-        print("|---|---:|---:|---:|")
-        for t, n, agree, worst in compare_docs(tasks, f_docs, l_docs):
-            print(f"| {t} | {n} | {agree} | {worst:.2e} |")
+        print("\n| task | documents | same acc (and acc_norm) | max abs loglikelihood diff "
+              "(document) | documents over 1e-4 |")
+        print("|---|---:|---:|---:|---:|")
+        for t, n, agree, worst, where, over in compare_docs(tasks, f_docs, l_docs):
+            print(f"| {t} | {n} | {agree} | {worst:.2e} ({where}) | {over} |")
     print(f"\nfocal-eval processed {f_model['tokens_processed']} tokens "
           f"({float(f_model['tokens_per_second']):.0f} tokens/s).")
 
