@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <numeric>
 #include <random>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -171,38 +170,23 @@ TEST_F(ScorerTest, ResumesFromCacheFile) {
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, first[i].ll);
 }
 
-// Set once the failing device has failed; the gated device waits for it.
-struct FailureSignal {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool failed = false;
-  void Set() {
-    std::lock_guard<std::mutex> lock(mu);
-    failed = true;
-    cv.notify_all();
-  }
-  bool WaitFor(std::chrono::seconds limit) {
-    std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(lock, limit, [&] { return failed; });
-  }
-};
-
 // A CPU device that starts failing (as a lost GPU would) after `n` more
 // Sync() calls.
 class FailingCpuBackend : public kernels::CpuBackend {
  public:
-  explicit FailingCpuBackend(FailureSignal* signal) : CpuBackend(1), signal_(signal) {}
+  // `failed` is notified when the failure happens.
+  explicit FailingCpuBackend(absl::Notification* failed) : CpuBackend(1), failed_(failed) {}
   void FailAfter(int n) { left_ = n; }
   absl::Status Sync() override {
     if (left_.fetch_sub(1) <= 0) {
-      signal_->Set();
+      if (!failed_->HasBeenNotified()) failed_->Notify();
       return absl::UnavailableError("device lost");
     }
     return CpuBackend::Sync();
   }
 
  private:
-  FailureSignal* signal_;
+  absl::Notification* failed_;
   std::atomic<int> left_{1 << 30};
 };
 
@@ -211,17 +195,18 @@ class FailingCpuBackend : public kernels::CpuBackend {
 // failing one gets its third, and the failure never happens.
 class GatedCpuBackend : public kernels::CpuBackend {
  public:
-  explicit GatedCpuBackend(FailureSignal* signal) : CpuBackend(1), signal_(signal) {}
+  explicit GatedCpuBackend(absl::Notification* other_failed)
+      : CpuBackend(1), other_failed_(other_failed) {}
   void Arm() { armed_ = true; }
   absl::Status Sync() override {
-    if (armed_ && !signal_->WaitFor(std::chrono::seconds(60))) {
+    if (armed_ && !other_failed_->WaitForNotificationWithTimeout(absl::Seconds(60))) {
       return absl::DeadlineExceededError("the other replica never failed");
     }
     return CpuBackend::Sync();
   }
 
  private:
-  FailureSignal* signal_;
+  absl::Notification* other_failed_;
   std::atomic<bool> armed_{false};
 };
 
@@ -249,11 +234,11 @@ TEST_F(ScorerTest, ReplicasScoreAsOneAndAFailingOneStopsTheRun) {
   }
   EXPECT_EQ(st.unique, static_cast<int64_t>(reqs.size()) - 1);  // one duplicate
 
-  FailureSignal signal;
-  GatedCpuBackend gated(&signal);
+  absl::Notification failed;
+  GatedCpuBackend gated(&failed);
   auto good = model::LanguageModel::Load(testing::Stories260KDir(), gated);
   ASSERT_TRUE(good.ok()) << good.status();
-  FailingCpuBackend failing(&signal);
+  FailingCpuBackend failing(&failed);
   auto lost = model::LanguageModel::Load(testing::Stories260KDir(), failing);
   ASSERT_TRUE(lost.ok()) << lost.status();
   gated.Arm();

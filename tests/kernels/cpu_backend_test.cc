@@ -26,6 +26,20 @@ class CpuBackendTest : public ::testing::Test {
     for (int64_t i = 0; i < rows * cols; ++i) b.tensor().as<float>()[i] = d(rng_);
     return b;
   }
+
+  // Random x (rows x depth) and w (cols x depth) for the cpu:: GEMM entry
+  // points, with their data pointers.
+  struct GemmOperands {
+    Buffer x, w;
+    const float* xs;
+    const float* ws;
+  };
+  GemmOperands Operands(int64_t rows, int64_t cols, int64_t depth) {
+    GemmOperands o{Random(rows, depth), Random(cols, depth), nullptr, nullptr};
+    o.xs = o.x.tensor().as<float>();
+    o.ws = o.w.tensor().as<float>();
+    return o;
+  }
 };
 
 TEST_F(CpuBackendTest, MatMulMatchesNaive) {
@@ -99,9 +113,7 @@ TEST_F(CpuBackendTest, MatMulRowBitIdenticalAtEveryPositionAndThreadCount) {
 // thread counts, on both kernels: a row's products never change.
 TEST_F(CpuBackendTest, GemmNTInvariantAcrossTilesThreadsAndPaths) {
   const int64_t K = 577, N = 345, T = 53;
-  Buffer x = Random(T, K), w = Random(N, K);
-  const float* xs = x.tensor().as<float>();
-  const float* ws = w.tensor().as<float>();
+  const auto [x, w, xs, ws] = Operands(T, N, K);
   ThreadPool pool1(1), pool2(2);
   for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
     std::vector<float> all(T * N), par1(T * N), par2(T * N);
@@ -127,9 +139,7 @@ TEST_F(CpuBackendTest, GemmNTInvariantAcrossTilesThreadsAndPaths) {
 // written, and equals the same product done in one call.
 TEST_F(CpuBackendTest, ParallelGemmNTRowGroupsCoverEveryOutputOnce) {
   const int64_t K = 2600, N = 40, T = 200;
-  Buffer x = Random(T, K), w = Random(N, K);
-  const float* xs = x.tensor().as<float>();
-  const float* ws = w.tensor().as<float>();
+  const auto [x, w, xs, ws] = Operands(T, N, K);
   ThreadPool pool1(1), pool2(2);
   for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
     std::vector<float> all(T * N);
@@ -150,9 +160,7 @@ TEST_F(CpuBackendTest, GemmNTAvx2IsItsLaneSums) {
   if (!cpu::GemmHasAvx2()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
   for (int64_t K : {8, 576, 769, 1536, 1541, 2600}) {
     const int64_t T = 50, N = 37;  // partial 3 x 4 tiles at both edges
-    Buffer x = Random(T, K), w = Random(N, K);
-    const float* xs = x.tensor().as<float>();
-    const float* ws = w.tensor().as<float>();
+    const auto [x, w, xs, ws] = Operands(T, N, K);
     std::vector<float> out(T * N);
     cpu::GemmNT({xs, K}, {ws, K}, {out.data(), N}, T, N, K, cpu::GemmPath::kBest);
     for (int64_t t = 0; t < T; ++t) {
