@@ -17,6 +17,7 @@ Needs: a built focal-eval (cmake --build build --target focal-eval) and a python
 (tests/reference/README.md: /tmp/lmeval-venv). Not a test: numbers are noisy.
 Usage: python3 bench/lm_eval_compare.py [--model PATH] [--tasks T,...] [--limit N] [--threads N]
                                         [--batch-size B] [--python PY] [--skip-lm-eval]
+                                        [--data-root DIR] [--keep DIR]
 """
 import argparse
 import json
@@ -142,7 +143,19 @@ def compare_docs(tasks, ours, theirs):
     return rows
 
 
+class _Kept:
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        return False
+
+
 def main():
+    global SHARED
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=default_model(), help="HF directory or .gguf file")
     ap.add_argument("--tasks", default=",".join(TASKS), help="subset of the seven tasks")
@@ -151,9 +164,15 @@ def main():
     ap.add_argument("--batch-size", default="32", help="lm-eval batch size")
     ap.add_argument("--python", default=sys.executable, help="python with lm-eval installed")
     ap.add_argument("--skip-lm-eval", action="store_true", help="time focal-eval only")
+    ap.add_argument("--data-root", default=SHARED, help="folder laid out like ../shared/data")
+    ap.add_argument("--keep", metavar="DIR", help="keep both tools' outputs (per-document "
+                    "samples, results, logs) in DIR instead of a temporary folder")
     a = ap.parse_args()
     tasks = a.tasks.split(",")
-    with tempfile.TemporaryDirectory() as work:
+    SHARED = a.data_root
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+    with (tempfile.TemporaryDirectory() if not a.keep else _Kept(a.keep)) as work:
         f_wall, requests, f_metrics, f_model, f_docs = run_focal(tasks, a.model, work, a.limit, a.threads)
         if not a.skip_lm_eval:
             l_wall, l_load, l_eval, l_metrics, l_docs = run_lm_eval(tasks, a.model, work, a.limit,
