@@ -22,6 +22,7 @@ Usage: python3 bench/lm_eval_compare.py [--model PATH] [--tasks T,...] [--limit 
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -186,6 +187,9 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="keep both tools' outputs (per-document "
                     "samples, results, logs) in DIR instead of a temporary folder")
     a = ap.parse_args()
+    # A terminated run unwinds like an interrupted one: subprocess.run kills the tool it waits
+    # on and the temporary folder (outputs, lock files) is removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     tasks = a.tasks.split(",")
     SHARED = a.data_root
     if a.keep:
