@@ -20,6 +20,7 @@ Usage: python3 bench/lm_eval_compare.py [--model PATH] [--tasks T,...] [--limit 
                                         [--data-root DIR] [--keep DIR]
 """
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -49,14 +50,14 @@ def default_model():
     return os.path.join(cache, "models", "smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-def run_focal(tasks, model, work, limit, threads):
+def run_focal(tasks, model, data_root, work, limit, threads):
     cmd = [os.path.join(REPO, "build", "harness", "focal-eval"), "run", "--no-progress",
            "--model", model, "--device", "cpu", "--threads", str(threads),
            "--tasks", ",".join(tasks), "--out", os.path.join(work, "focal.json"),
            "--samples", os.path.join(work, "focal_samples.jsonl"),
            "--cache-dir", os.path.join(work, "focal-cache")]
     for t in tasks:
-        cmd += ["--data", f"{t}={os.path.join(SHARED, FOCAL_DATA[t])}"]
+        cmd += ["--data", f"{t}={os.path.join(data_root, FOCAL_DATA[t])}"]
     if limit:
         cmd += ["--limit", str(limit)]
     t0 = time.monotonic()
@@ -99,13 +100,13 @@ docs, retokenized = {}, {}
 for t, ss in r["samples"].items():
     docs[t], retokenized[t] = [], []
     for s in ss:
-        lls = [float(x[0]) for x in s["filtered_resps"]]
+        lls, differs = [float(x[0]) for x in s["filtered_resps"]], False
         for i, (c, k) in enumerate(s["arguments"]):
             ids = own[1](own[0], c, k, None) if own and c else None
             if ids is not None and ids != lm.fed[(c, k)]:
-                lls[i] = ref.score(lm, *ids)[0]
-                if s["doc_id"] not in retokenized[t]:
-                    retokenized[t].append(s["doc_id"])
+                lls[i], differs = ref.score(lm, *ids)[0], True
+        if differs:
+            retokenized[t].append(s["doc_id"])
         docs[t].append([s["doc_id"], lls, {k: float(s[k]) for k in ("acc", "acc_norm") if k in s}])
 json.dump({"load": t1 - t0, "evaluate": t2 - t1, "after": time.monotonic() - t2,
            "results": r["results"], "n": r["n-samples"], "docs": docs,
@@ -113,11 +114,11 @@ json.dump({"load": t1 - t0, "evaluate": t2 - t1, "after": time.monotonic() - t2,
 """
 
 
-def run_lm_eval(tasks, model, work, limit, batch_size, threads, python):
+def run_lm_eval(tasks, model, data_root, work, limit, batch_size, threads, python):
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
     out = os.path.join(work, "lm_eval.json")
     args = json.dumps([tasks, limit, batch_size, threads, model,
-                       os.path.join(REPO, "tests", "reference"), SHARED, out])
+                       os.path.join(REPO, "tests", "reference"), data_root, out])
     t0 = time.monotonic()
     log = os.path.join(work, "lm_eval.log")
     with open(log, "w") as f:
@@ -162,19 +163,7 @@ def compare_docs(tasks, ours, theirs):
     return rows
 
 
-class _Kept:
-    def __init__(self, path):
-        self.path = path
-
-    def __enter__(self):
-        return self.path
-
-    def __exit__(self, *exc):
-        return False
-
-
 def main():
-    global SHARED
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=default_model(), help="HF directory or .gguf file")
     ap.add_argument("--tasks", default=",".join(TASKS), help="subset of the seven tasks")
@@ -191,14 +180,14 @@ def main():
     # on and the temporary folder (outputs, lock files) is removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     tasks = a.tasks.split(",")
-    SHARED = a.data_root
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
-    with (tempfile.TemporaryDirectory() if not a.keep else _Kept(a.keep)) as work:
-        f_wall, requests, f_metrics, f_model, f_docs = run_focal(tasks, a.model, work, a.limit, a.threads)
+    with contextlib.nullcontext(a.keep) if a.keep else tempfile.TemporaryDirectory() as work:
+        f_wall, requests, f_metrics, f_model, f_docs = run_focal(tasks, a.model, a.data_root, work,
+                                                                 a.limit, a.threads)
         if not a.skip_lm_eval:
-            l_wall, l_load, l_eval, l_metrics, l_docs, l_retok = run_lm_eval(tasks, a.model, work, a.limit,
-                                                            a.batch_size, a.threads, a.python)
+            l_wall, l_load, l_eval, l_metrics, l_docs, l_retok = run_lm_eval(
+                tasks, a.model, a.data_root, work, a.limit, a.batch_size, a.threads, a.python)
     print(f"{os.path.basename(os.path.normpath(a.model))}: {requests} loglikelihood requests, "
           f"{'full splits' if not a.limit else f'limit {a.limit}'}, {a.threads} threads, "
           f"{os.cpu_count()} cores\n")
