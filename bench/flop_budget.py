@@ -13,9 +13,9 @@ This counts those FLOPs exactly from the requests, without running a model:
   3. lm-eval's HF backend: requests whose context + continuation minus its last token are the
      same run once (its one-token logits cache), sorted longest first, in batches of --batch-size
      padded to the longest, every position through the body and the LM head;
-     focal-eval (engine/scorer.cc): each distinct context but its last token once, then per
-     distinct request that token and the continuation but its last token, the LM head only on
-     those rows (the positions that predict a continuation token).
+     focal-eval (engine/scorer.cc): each distinct context once, then per distinct request the
+     continuation but its last token, the LM head only on the rows that predict a continuation
+     token (the context's last row once per request that shares it).
 FLOPs per position p of a sequence (p keys before it): 2 x (body parameters) + 4 x d x (p + 1) per
 layer for causal attention; the LM head is 2 x d x vocab per position that goes through it.
 
@@ -87,14 +87,14 @@ def count(reqs, shape, batch_size):
         width = len(batch[0])  # the longest comes first
         lm_pos += width * len(batch)
         lm_flops += len(batch) * (seq_flops(0, width, shape) + width * head)
-    # focal-eval: each distinct context but its last token once; then, per distinct request,
-    # that last token and the continuation but its last token (the rows whose logits it scores).
-    prefixes = {tuple(c[:-1]) for c, _ in reqs}
+    # focal-eval: each distinct context once; then, per distinct request, the continuation but
+    # its last token; one LM-head row per continuation token.
+    prefixes = {tuple(c) for c, _ in reqs}
     ours_pos = sum(len(p) for p in prefixes)
     ours_flops = sum(seq_flops(0, len(p), shape) for p in prefixes)
     for c, k in {(tuple(c), tuple(k)) for c, k in reqs}:
-        ours_pos += len(k)
-        ours_flops += seq_flops(len(c) - 1, len(c) - 1 + len(k), shape) + len(k) * head
+        ours_pos += len(k) - 1
+        ours_flops += seq_flops(len(c), len(c) + len(k) - 1, shape) + len(k) * head
     return len(inputs), lm_pos, lm_flops, ours_pos, ours_flops
 
 

@@ -24,6 +24,12 @@ bool IsPySpace(unsigned char c) {
   return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
 }
 
+// Adds one scored token to a continuation's loglikelihood and greediness.
+void Accumulate(const model::TokenScore& s, int32_t target, tasks::LoglikelihoodResult& res) {
+  res.ll += s.logprob;
+  res.is_greedy = res.is_greedy && s.argmax == target;
+}
+
 }  // namespace
 
 std::string TokenizedRequest::Key() const {
@@ -143,13 +149,15 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   const int64_t total = static_cast<int64_t>(requests.size());
   std::vector<tasks::LoglikelihoodResult> results(total);
   // Distinct requests still to compute, grouped by their shared prefix: the
-  // input minus the rows that are scored.
+  // whole context, so that its last row, which predicts the first token of
+  // every continuation sharing it, runs once.
   struct Unit {
-    std::vector<int32_t> feed;            // [last context token] + continuation[:-1]
-    const std::vector<int32_t>* targets;  // the continuation
+    std::vector<int32_t> feed;             // what follows the prefix: continuation[:-1]
+    const std::vector<int32_t>* targets;   // the continuation
     std::string key;
-    std::vector<int64_t> owners;          // indices into `requests`
-    int64_t first_row = 0;                // feed row of the first target
+    std::vector<int64_t> owners;           // indices into `requests`
+    std::vector<int64_t> feed_rows;        // rows of `feed` that are scored
+    absl::Span<const int32_t> feed_targets;  // and the tokens they predict
   };
   // Learned sequence_mean models score each request in one forward call over
   // its whole input (an empty shared prefix): their tau is a mean over the
@@ -158,6 +166,8 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   struct Group {
     std::vector<int32_t> prefix;
     std::vector<Unit> units;
+    std::vector<int64_t> rows;     // the prefix's last row, once per unit
+    std::vector<int32_t> firsts;   // each unit's first target
     int64_t tokens = 0;
   };
   std::map<std::vector<int32_t>, Group> groups;
@@ -176,14 +186,24 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
       groups[it->second.first].units[it->second.second].owners.push_back(i);
       continue;
     }
-    const int64_t split =
-        whole ? 0 : static_cast<int64_t>(r.input.size() - r.continuation.size());
+    // Input row `first` predicts the continuation's first token.
+    const int64_t first = static_cast<int64_t>(r.input.size() - r.continuation.size());
+    const int64_t split = whole ? 0 : first + 1;
     std::vector<int32_t> prefix(r.input.begin(), r.input.begin() + split);
     Group& g = groups[prefix];
     g.prefix = prefix;
-    g.units.push_back({std::vector<int32_t>(r.input.begin() + split, r.input.end()), &r.continuation,
-                       key, {i},
-                       static_cast<int64_t>(r.input.size() - split - r.continuation.size())});
+    const int64_t on_prefix = whole ? 0 : 1;
+    std::vector<int64_t> feed_rows;
+    for (int64_t t = on_prefix; t < static_cast<int64_t>(r.continuation.size()); ++t) {
+      feed_rows.push_back(first + t - split);
+    }
+    Unit u{std::vector<int32_t>(r.input.begin() + split, r.input.end()), &r.continuation, key, {i},
+           std::move(feed_rows), absl::MakeConstSpan(r.continuation).subspan(on_prefix)};
+    if (!whole) {
+      g.rows.push_back(split - 1);
+      g.firsts.push_back(r.continuation.front());
+    }
+    g.units.push_back(std::move(u));
     unit_of_key[key] = {prefix, g.units.size() - 1};
   }
   // Longest first (lm-eval's order): the biggest batch comes first, so a
@@ -214,7 +234,8 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   using Scored = std::vector<std::pair<const Unit*, tasks::LoglikelihoodResult>>;
   auto run_chunk = [&order](model::Transformer& replica, size_t gi,
                             size_t gj) -> absl::StatusOr<Scored> {
-    // Phase 1: each distinct prefix once, packed together.
+    // Phase 1: each distinct prefix once, packed together; its last row
+    // scores the first token of each of its continuations.
     std::vector<model::KvCache> prefix_caches;
     std::vector<model::SeqInput> batch;
     prefix_caches.reserve(gj - gi);
@@ -223,40 +244,47 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
       prefix_caches.push_back(std::move(c));
     }
     for (size_t g = gi; g < gj; ++g) {
-      if (!order[g]->prefix.empty()) batch.push_back({&prefix_caches[g - gi], order[g]->prefix, {}, {}});
+      const Group& grp = *order[g];
+      if (grp.prefix.empty()) continue;
+      batch.push_back({&prefix_caches[g - gi], grp.prefix, grp.rows, grp.firsts});
     }
     std::vector<std::vector<model::TokenScore>> out;
     if (!batch.empty()) FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
-    // Phase 2: every continuation against its own copy of the prefix cache.
+    Scored scored;
+    for (size_t g = gi, b = 0; g < gj; ++g) {
+      const Group& grp = *order[g];
+      for (size_t j = 0; j < grp.units.size(); ++j) {
+        tasks::LoglikelihoodResult res{0.0, true};
+        if (!grp.rows.empty()) Accumulate(out[b][j], grp.firsts[j], res);
+        scored.emplace_back(&grp.units[j], res);
+      }
+      if (!grp.prefix.empty()) ++b;
+    }
+    // Phase 2: every continuation with tokens left to feed, against its own
+    // copy of the prefix cache.
     std::vector<model::KvCache> caches;
-    std::vector<std::vector<int64_t>> rows;
-    std::vector<const Unit*> units;
-    for (size_t g = gi; g < gj; ++g) {
+    std::vector<size_t> fed;  // indices into `scored`
+    for (size_t g = gi, k = 0; g < gj; ++g) {
       for (const Unit& u : order[g]->units) {
-        FOCAL_ASSIGN_OR_RETURN(model::KvCache c,
-                               prefix_caches[g - gi].Clone(replica.backend(),
-                                                           order[g]->prefix.size() + u.feed.size()));
-        caches.push_back(std::move(c));
-        std::vector<int64_t> r(u.targets->size());
-        for (size_t k = 0; k < r.size(); ++k) r[k] = u.first_row + static_cast<int64_t>(k);
-        rows.push_back(std::move(r));
-        units.push_back(&u);
+        if (!u.feed.empty()) {
+          const int64_t length = static_cast<int64_t>(order[g]->prefix.size() + u.feed.size());
+          FOCAL_ASSIGN_OR_RETURN(model::KvCache c,
+                                 prefix_caches[g - gi].Clone(replica.backend(), length));
+          caches.push_back(std::move(c));
+          fed.push_back(k);
+        }
+        ++k;
       }
     }
     batch.clear();
-    for (size_t k = 0; k < units.size(); ++k) {
-      batch.push_back({&caches[k], units[k]->feed, rows[k], *units[k]->targets});
+    for (size_t f = 0; f < fed.size(); ++f) {
+      const Unit& u = *scored[fed[f]].first;
+      batch.push_back({&caches[f], u.feed, u.feed_rows, u.feed_targets});
     }
-    FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
-    Scored scored;
-    for (size_t k = 0; k < units.size(); ++k) {
-      tasks::LoglikelihoodResult res;
-      res.is_greedy = true;
-      for (size_t t = 0; t < out[k].size(); ++t) {
-        res.ll += out[k][t].logprob;
-        res.is_greedy = res.is_greedy && out[k][t].argmax == (*units[k]->targets)[t];
-      }
-      scored.emplace_back(units[k], res);
+    if (!batch.empty()) FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
+    for (size_t f = 0; f < fed.size(); ++f) {
+      auto& [u, res] = scored[fed[f]];
+      for (size_t t = 0; t < out[f].size(); ++t) Accumulate(out[f][t], u->feed_targets[t], res);
     }
     return scored;
   };

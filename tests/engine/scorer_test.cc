@@ -45,6 +45,31 @@ class ScorerTest : public ::testing::Test {
     rs.push_back(rs[3]);  // an exact duplicate
     return rs;
   }
+  // The request's score from one plain forward pass over its whole input.
+  tasks::LoglikelihoodResult FullForward(const TokenizedRequest& r) {
+    model::Transformer& tf = model_->transformer();
+    auto c = tf.NewCache(r.input.size());
+    if (!c.ok()) {
+      ADD_FAILURE() << c.status();
+      return {};
+    }
+    std::vector<int64_t> rows;
+    for (size_t k = r.input.size() - r.continuation.size(); k < r.input.size(); ++k) {
+      rows.push_back(static_cast<int64_t>(k));
+    }
+    model::SeqInput in{&*c, r.input, rows, r.continuation};
+    std::vector<std::vector<model::TokenScore>> out;
+    if (absl::Status s = tf.Forward(absl::MakeConstSpan(&in, 1), out); !s.ok()) {
+      ADD_FAILURE() << s;
+      return {};
+    }
+    tasks::LoglikelihoodResult res{0.0, true};
+    for (size_t k = 0; k < rows.size(); ++k) {
+      res.ll += out[0][k].logprob;
+      res.is_greedy = res.is_greedy && out[0][k].argmax == r.continuation[k];
+    }
+    return res;
+  }
   kernels::CpuBackend backend_{2};
   std::unique_ptr<model::LanguageModel> model_;
 };
@@ -95,24 +120,46 @@ TEST_F(ScorerTest, MatchesOneFullForwardPerRequest) {
   auto got = ScoreRequests(model_->transformer(), reqs, *cache, {}, &stats);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(stats.unique, static_cast<int64_t>(reqs.size()) - 1);  // the duplicate is free
-  model::Transformer& tf = model_->transformer();
   for (size_t i = 0; i < reqs.size(); ++i) {
-    const auto& r = reqs[i];
-    auto c = tf.NewCache(r.input.size());
-    std::vector<int64_t> rows;
-    const size_t first = r.input.size() - r.continuation.size();
-    for (size_t k = first; k < r.input.size(); ++k) rows.push_back(static_cast<int64_t>(k));
-    model::SeqInput in{&*c, r.input, rows, r.continuation};
-    std::vector<std::vector<model::TokenScore>> out;
-    FOCAL_ASSERT_OK(tf.Forward(absl::MakeConstSpan(&in, 1), out));
-    double ll = 0;
-    bool greedy = true;
-    for (size_t k = 0; k < rows.size(); ++k) {
-      ll += out[0][k].logprob;
-      greedy = greedy && out[0][k].argmax == r.continuation[k];
+    const tasks::LoglikelihoodResult want = FullForward(reqs[i]);
+    EXPECT_NEAR((*got)[i].ll, want.ll, 1e-5) << i;
+    EXPECT_EQ((*got)[i].is_greedy, want.is_greedy) << i;
+  }
+}
+
+// Each distinct context runs once, its last row scoring the first token of
+// every continuation that shares it; a continuation then feeds only its
+// tokens but the last. One-token continuations feed nothing.
+TEST_F(ScorerTest, EachContextRunsOnceAndContinuationsFeedAllButTheirLastToken) {
+  const std::vector<std::vector<int32_t>> contexts = {{1, 40, 41, 42}, {1, 50}, {1, 40, 41}};
+  const std::vector<std::vector<int32_t>> conts = {{60}, {61, 62, 63}, {64, 65}};
+  std::vector<TokenizedRequest> reqs;
+  int64_t expected = 0;
+  for (const auto& c : contexts) {
+    expected += static_cast<int64_t>(c.size());
+    for (const auto& k : conts) {
+      TokenizedRequest r;
+      r.input = c;
+      r.input.insert(r.input.end(), k.begin(), k.end() - 1);
+      r.continuation = k;
+      reqs.push_back(r);
+      expected += static_cast<int64_t>(k.size()) - 1;
     }
-    EXPECT_NEAR((*got)[i].ll, ll, 1e-5) << i;
-    EXPECT_EQ((*got)[i].is_greedy, greedy) << i;
+  }
+  for (int64_t budget : {int64_t{1}, int64_t{4096}}) {
+    auto cache = ResultCache::Open("");
+    ASSERT_TRUE(cache.ok());
+    ScorerOptions o;
+    o.batch_tokens = budget;
+    ScoreStats stats;
+    auto got = ScoreRequests(model_->transformer(), reqs, *cache, o, &stats);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(stats.tokens_processed, expected) << "budget " << budget;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const tasks::LoglikelihoodResult want = FullForward(reqs[i]);
+      EXPECT_NEAR((*got)[i].ll, want.ll, 1e-5) << "budget " << budget << " request " << i;
+      EXPECT_EQ((*got)[i].is_greedy, want.is_greedy) << "budget " << budget << " request " << i;
+    }
   }
 }
 
