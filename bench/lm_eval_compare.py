@@ -38,19 +38,12 @@ SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
 TASKS = ["arc_easy", "arc_challenge", "hellaswag", "piqa", "boolq", "lambada_openai", "lambada_standard"]
 HEADLINE = {"arc_easy": "acc", "arc_challenge": "acc_norm", "hellaswag": "acc_norm", "piqa": "acc",
             "boolq": "acc", "lambada_openai": "acc", "lambada_standard": "acc"}
-# The data file focal-eval reads per task (PIQA's labels sit beside it; the reference
-# script's loaders read the same files).
-FOCAL_DATA = {
-    "arc_easy": "arc/ARC-Easy-Test.jsonl", "arc_challenge": "arc/ARC-Challenge-Dev.jsonl",
-    "hellaswag": "hellaswag/hellaswag_val_full.txt.bz2", "piqa": "piqa/valid.jsonl",
-    "boolq": "boolq/dev.jsonl", "lambada_openai": "lambada/lambada_test.jsonl",
-    "lambada_standard": "lambada/lambada_test_plain_text.txt",
-}
+sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
+from task_files import DATA_FILES  # noqa: E402  (the reference script's files; the first is focal-eval's)
 
-# Lines per document in those files (HellaSwag's text: context, label, four endings); PIQA's
-# labels file beside its data has one line per document too.
+# Lines per document in those files (HellaSwag's text: context, label, four endings; PIQA's
+# labels file has one line per document, like its data).
 LINES_PER_DOC = {"hellaswag": 6}
-EXTRA_FILES = {"piqa": ["piqa/valid-labels.lst"]}
 
 
 def slice_data(tasks, data_root, work, first, end):
@@ -58,7 +51,7 @@ def slice_data(tasks, data_root, work, first, end):
     root = os.path.join(work, "data")
     for t in tasks:
         per = LINES_PER_DOC.get(t, 1)
-        for rel in [FOCAL_DATA[t]] + EXTRA_FILES.get(t, []):
+        for rel in DATA_FILES[t]:
             src, dst = os.path.join(data_root, rel), os.path.join(root, rel)
             opener = bz2.open if rel.endswith(".bz2") else open
             with opener(src, "rb") as f:
@@ -85,7 +78,7 @@ def run_focal(tasks, model, data_root, work, limit, threads):
            "--samples", os.path.join(work, "focal_samples.jsonl"),
            "--cache-dir", os.path.join(work, "focal-cache")]
     for t in tasks:
-        cmd += ["--data", f"{t}={os.path.join(data_root, FOCAL_DATA[t])}"]
+        cmd += ["--data", f"{t}={os.path.join(data_root, DATA_FILES[t][0])}"]
     if limit:
         cmd += ["--limit", str(limit)]
     t0 = time.monotonic()

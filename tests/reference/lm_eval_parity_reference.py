@@ -62,16 +62,7 @@ BATCH_SIZE = 1
 BOOTSTRAP_ITERS = 100000  # lm-eval's default
 
 # Files under ../shared/data per task (the C++ test passes the same paths with --data).
-# ../shared has only ARC-Challenge's dev split: it stands in for lm-eval's test split.
-DATA_FILES = {
-    "arc_easy": ["arc/ARC-Easy-Test.jsonl"],
-    "arc_challenge": ["arc/ARC-Challenge-Dev.jsonl"],
-    "hellaswag": ["hellaswag/hellaswag_val_full.txt.bz2"],
-    "piqa": ["piqa/valid.jsonl", "piqa/valid-labels.lst"],
-    "boolq": ["boolq/dev.jsonl"],
-    "lambada_openai": ["lambada/lambada_test.jsonl"],
-    "lambada_standard": ["lambada/lambada_test_plain_text.txt"],
-}
+from task_files import DATA_FILES  # noqa: E402
 
 
 def sha256_hex(data):
