@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/thread_pool.h"
 
+#include <algorithm>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 namespace focal {
 
+int UsableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (num_threads <= 0) num_threads = 1;
+  if (num_threads <= 0) num_threads = UsableCores();
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 

@@ -13,9 +13,14 @@
 
 namespace focal {
 
+// The cores this process may run on: its CPU affinity mask where the system
+// has one (taskset, Slurm's --cpus-per-task and container cpusets set it,
+// while hardware_concurrency() counts the whole machine), at least 1.
+int UsableCores();
+
 class ThreadPool {
  public:
-  // `num_threads` <= 0 means std::thread::hardware_concurrency().
+  // `num_threads` <= 0 means UsableCores().
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "base/thread_pool.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/language_model.h"
@@ -263,7 +264,7 @@ int main(int argc, char** argv) {
   }
   TimedBackend be(threads);
   be.pair_sgemm = paired;
-  openblas_set_num_threads(threads > 0 ? threads : std::thread::hardware_concurrency());
+  openblas_set_num_threads(threads > 0 ? threads : focal::UsableCores());
   std::map<std::string, std::unique_ptr<focal::model::LanguageModel>> loaded;
   for (const auto& [label, path] : models) {
     auto m = focal::model::LanguageModel::Load(path, be);

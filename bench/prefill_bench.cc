@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "base/thread_pool.h"
 #include "base/asset_root.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/gemm.h"
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
     if (i + 1 < argc && !std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[++i]);
   }
   // GEMMs on all threads, and on one for the per-core figure.
-  const int all = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  const int all = threads > 0 ? threads : focal::UsableCores();
   if (gemm_only) return PrintGemmTable(all, repeats);
   CpuBackend be(threads);
   std::printf("CPU prefill benchmark: %d threads (0 = all), median of %d runs\n\n", threads,

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -23,6 +22,7 @@
 #include "base/json_writer.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "base/thread_pool.h"
 #include "harness/commands.h"
 #include "engine/long_context_runner.h"
 #include "engine/progress.h"
@@ -191,7 +191,7 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
 // builder would only slow them.
 bool BuildAhead(const RunOptions& o, const std::vector<std::unique_ptr<kernels::Backend>>& backends) {
   if (o.build_ahead != "auto") return o.build_ahead == "on";
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int cores = UsableCores();
   bool all_cpu = true;  // CPU replicas share --threads between them
   for (const auto& b : backends) all_cpu = all_cpu && b->name() == "cpu";
   return !all_cpu || (o.threads > 0 && o.threads < cores);

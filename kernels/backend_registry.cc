@@ -5,13 +5,13 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "base/thread_pool.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_plan.h"
@@ -92,8 +92,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::strin
   // cores when 0), so together they use what one would.
   int cpus = 0;
   for (const std::string& d : list) cpus += d == "cpu";
-  const int cores = num_threads > 0 ? num_threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = num_threads > 0 ? num_threads : UsableCores();
   std::set<std::string> seen;
   for (const std::string& d : list) {
     if (d.empty() || d == "auto") {

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/thread_pool.h"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -27,6 +32,34 @@ TEST(ThreadPoolTest, SingleThreadAndEmpty) {
   pool.ParallelFor(0, [&](int64_t) { sum = -1; });
   EXPECT_EQ(sum, 45);
 }
+
+TEST(UsableCoresTest, AtLeastOneAndNoMoreThanTheMachine) {
+  EXPECT_GE(UsableCores(), 1);
+  if (std::thread::hardware_concurrency() > 0) {
+    EXPECT_LE(UsableCores(), static_cast<int>(std::thread::hardware_concurrency()));
+  }
+}
+
+#ifdef __linux__
+// Under taskset or a Slurm allocation the process may run on fewer cores than
+// the machine has; "all cores" (--threads 0) must mean those, not the machine's.
+TEST(UsableCoresTest, FollowsTheAffinityMask) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  const int cores = UsableCores();
+  ThreadPool pool(0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(cores, 1);
+  EXPECT_EQ(pool.num_threads(), 1);
+  EXPECT_EQ(UsableCores(), CPU_COUNT(&saved));
+}
+#endif
 
 }  // namespace
 }  // namespace focal
