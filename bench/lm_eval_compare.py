@@ -35,11 +35,12 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
-TASKS = ["arc_easy", "arc_challenge", "hellaswag", "piqa", "boolq", "lambada_openai", "lambada_standard"]
 HEADLINE = {"arc_easy": "acc", "arc_challenge": "acc_norm", "hellaswag": "acc_norm", "piqa": "acc",
             "boolq": "acc", "lambada_openai": "acc", "lambada_standard": "acc"}
 sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
 from task_files import DATA_FILES  # noqa: E402  (the reference script's files; the first is focal-eval's)
+
+TASKS = list(DATA_FILES)
 
 # Lines per document in those files (HellaSwag's text: context, label, four endings; PIQA's
 # labels file has one line per document, like its data).

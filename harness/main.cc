@@ -24,7 +24,8 @@ void AddModelFlags(CLI::App* cmd, focal::harness::ModelFlags& f, bool with_model
                   "evaluate as constant-temperature focal attention with this t "
                   "(replaces the checkpoint's own setting)");
   cmd->add_option("--device", f.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--threads", f.threads, "CPU threads (0: every core this process may run on)")->capture_default_str();
+  cmd->add_option("--threads", f.threads, "CPU threads (0: every core this process may run on)")
+      ->capture_default_str();
 }
 
 int Finish(const absl::Status& s) {
@@ -76,7 +77,8 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
                   "auto, cpu, cuda or cuda:N; a list (cuda:0,cuda:1 or cpu,cpu) puts one model "
                   "replica on each")
       ->capture_default_str();
-  cmd->add_option("--threads", f.opts.threads, "CPU threads (0: every core this process may run on)")
+  cmd->add_option("--threads", f.opts.threads,
+                  "CPU threads (0: every core this process may run on)")
       ->capture_default_str();
   cmd->add_flag("--no-progress", f.no_progress, "no progress line on stderr");
   cmd->add_option("--progress-interval", f.opts.progress_interval,
