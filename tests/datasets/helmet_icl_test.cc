@@ -24,16 +24,7 @@ namespace focal::datasets {
 namespace {
 
 std::vector<JsonValue> ReadGolden(const std::string& name) {
-  const std::string path = testing::SourcePath("tests/testdata/golden/helmet/icl_" + name + ".jsonl");
-  std::vector<JsonValue> out;
-  std::istringstream in(testing::ReadFileOrDie(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    auto v = ParseJson(line, path);
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (v.ok()) out.push_back(*std::move(v));
-  }
-  return out;
+  return testing::ReadJsonLines(testing::GoldenPath("helmet/icl_" + name + ".jsonl"));
 }
 
 std::string JoinedSha(const std::vector<int64_t>& xs) { return Sha256Hex(absl::StrJoin(xs, ",")); }

@@ -50,26 +50,13 @@ const std::pair<const char*, const char*> kPairs[] = {
 };
 constexpr size_t kNumPairs = sizeof(kPairs) / sizeof(kPairs[0]);
 
-std::vector<int32_t> Ids(const JsonValue& v) {
-  std::vector<int32_t> ids;
-  for (const JsonValue& x : v.array()) ids.push_back(static_cast<int32_t>(x.integer()));
-  return ids;
-}
-
 BosPolicy Policy(const JsonValue& add_bos) {
   if (add_bos.is_null()) return BosPolicy::kAuto;  // lm-eval's default
   return add_bos.bool_value() ? BosPolicy::kAlways : BosPolicy::kNever;
 }
 
 std::vector<JsonValue> GoldenRows() {
-  std::vector<JsonValue> rows;
-  const std::string text = testing::ReadFileOrDie(testing::GoldenPath("lm_eval_bpe/requests.jsonl"));
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    auto v = ParseJson(line, "requests.jsonl");
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (v.ok()) rows.push_back(*std::move(v));
-  }
-  return rows;
+  return testing::ReadJsonLines(testing::GoldenPath("lm_eval_bpe/requests.jsonl"));
 }
 
 TEST(LmEvalBpeTest, RequestsAndScoresMatchLmEval) {
@@ -110,8 +97,8 @@ TEST(LmEvalBpeTest, RequestsAndScoresMatchLmEval) {
                     << (tr.ok() ? "ids" : tr.status().ToString());
       continue;
     }
-    const std::vector<int32_t> input = Ids(*row.Find("input"));
-    const std::vector<int32_t> cont = Ids(*row.Find("continuation_enc"));
+    const std::vector<int32_t> input = testing::JsonInts(*row.Find("input"));
+    const std::vector<int32_t> cont = testing::JsonInts(*row.Find("continuation_enc"));
     if (policy == BosPolicy::kAlways && tok.bos_id() < 0 && *context != '\0' &&
         !absl::StartsWith(context, tok.IdToPiece(tok.eos_id()))) {
       // Deliberate difference: lm-eval's add_bos_token=True silently adds

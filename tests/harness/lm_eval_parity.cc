@@ -17,24 +17,8 @@
 namespace focal::harness {
 namespace {
 
-std::vector<JsonValue> ReadJsonl(const std::string& path) {
-  std::vector<JsonValue> out;
-  std::istringstream in(testing::ReadFileOrDie(path));
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    auto v = ParseJson(line, path + ":" + std::to_string(++n));
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (v.ok()) out.push_back(std::move(*v));
-  }
-  return out;
-}
-
-std::vector<int32_t> Ints(const JsonValue& a) {
-  std::vector<int32_t> out;
-  for (const JsonValue& x : a.array()) out.push_back(static_cast<int32_t>(x.integer()));
-  return out;
-}
+using ::focal::testing::JsonInts;
+using ::focal::testing::ReadJsonLines;
 
 // The reference script's model_sha256: a file's SHA-256, or for a directory
 // the SHA-256 of "<name> <sha256>\n" over its files in name order.
@@ -117,7 +101,7 @@ std::unique_ptr<LmEvalParity> LmEvalParity::Run(const ParityCase& c) {
               static_cast<long long>(c.limit), c.num_fewshot, secs);
   p->results_ = *std::move(r);
   p->details_ = std::move(details[0]);
-  for (JsonValue& v : ReadJsonl(o.samples)) {
+  for (JsonValue& v : ReadJsonLines(o.samples)) {
     p->samples_[v.Find("task")->string_value()].push_back(std::move(v));
   }
   return p;
@@ -182,7 +166,7 @@ void LmEvalParity::EveryRequestMatches() const {
   int64_t total_requests = 0, total_own = 0;
   for (const auto& [task, path] : c.data) {
     SCOPED_TRACE(task);
-    const std::vector<JsonValue> golden = ReadJsonl(c.golden_dir + task + ".jsonl");
+    const std::vector<JsonValue> golden = ReadJsonLines(c.golden_dir + task + ".jsonl");
     ASSERT_EQ(static_cast<int64_t>(golden.size()), c.limit);
     ASSERT_EQ(samples_.count(task), 1u);
     const std::vector<JsonValue>& ours = samples_.at(task);
@@ -212,12 +196,12 @@ void LmEvalParity::EveryRequestMatches() const {
         // those ids with their HF loglikelihood; compare against them.
         const JsonValue* own = r.Find("model_tokenizer");
         const JsonValue& want_req = own != nullptr ? *own : r;
-        std::vector<int32_t> full = Ints(*want_req.Find("context_tokens"));
-        const std::vector<int32_t> cont = Ints(*want_req.Find("continuation_tokens"));
+        std::vector<int32_t> full = JsonInts(*want_req.Find("context_tokens"));
+        const std::vector<int32_t> cont = JsonInts(*want_req.Find("continuation_tokens"));
         if (own != nullptr) {
           ++own_tokenizer;
-          EXPECT_TRUE(full != Ints(*r.Find("context_tokens")) ||
-                      cont != Ints(*r.Find("continuation_tokens")))
+          EXPECT_TRUE(full != JsonInts(*r.Find("context_tokens")) ||
+                      cont != JsonInts(*r.Find("continuation_tokens")))
               << "doc " << id << " request " << k << ": model_tokenizer ids equal lm-eval's";
         }
         const int64_t lm_eval_total = static_cast<int64_t>(
@@ -297,7 +281,7 @@ void LmEvalParity::AggregatesMatch() const {
     std::map<std::string, std::vector<double>> golden_docs, expected_docs;
     bool own_changed = false;
     double ll_tol = 0;  // the largest per-request tolerance of EveryRequestMatches
-    for (const JsonValue& d : ReadJsonl(c.golden_dir + t.task() + ".jsonl")) {
+    for (const JsonValue& d : ReadJsonLines(c.golden_dir + t.task() + ".jsonl")) {
       const JsonValue* own = d.Find("model_tokenizer_metrics");
       for (const auto& [name, v] : d.Find("metrics")->members()) {
         golden_docs[name].push_back(v.number());

@@ -33,7 +33,10 @@
 namespace focal::model {
 namespace {
 
+using ::focal::testing::JsonInts;
+using ::focal::testing::ReadJsonLines;
 using ::focal::testing::StatusIs;
+using ::focal::testing::TokenizerCorpus;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -41,33 +44,6 @@ using ::testing::IsEmpty;
 
 std::string TokDir(const std::string& name) {
   return testing::SourcePath("tests/testdata/tokenizer/" + name);
-}
-
-std::vector<JsonValue> ReadJsonLines(const std::string& path) {
-  std::vector<JsonValue> out;
-  const std::string text = testing::ReadFileOrDie(path);
-  int n = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    auto v = ParseJson(line, absl::StrCat(path, ":", ++n));
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (v.ok()) out.push_back(*std::move(v));
-  }
-  return out;
-}
-
-// The written corpus, then the seeded random strings of fragments.
-std::vector<std::string> Corpus() {
-  std::vector<std::string> lines;
-  for (const char* file : {"corpus.jsonl", "random_corpus.jsonl"}) {
-    for (const JsonValue& v : ReadJsonLines(TokDir(file))) lines.push_back(v.string_value());
-  }
-  return lines;
-}
-
-std::vector<int32_t> Ids(const JsonValue& array) {
-  std::vector<int32_t> ids;
-  for (const JsonValue& v : array.array()) ids.push_back(static_cast<int32_t>(v.integer()));
-  return ids;
 }
 
 struct Golden {
@@ -94,18 +70,18 @@ std::string DirWith(const std::string& name, const std::string& config = "") {
 // Encode(add_bos) all as the golden says. `with_special` false skips
 // EncodeWithSpecialTokens (for tokenizers built another way).
 void ExpectMatchesGolden(const BpeTokenizer& tok, const Golden& g, bool with_special = true) {
-  const std::vector<std::string> corpus = Corpus();
+  const std::vector<std::string> corpus = TokenizerCorpus();
   ASSERT_EQ(corpus.size(), g.rows.size());
   for (size_t i = 0; i < corpus.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("corpus line ", i + 1, ": '", corpus[i], "'"));
-    const std::vector<int32_t> ids = Ids(*g.rows[i].Find("ids"));
+    const std::vector<int32_t> ids = JsonInts(*g.rows[i].Find("ids"));
     auto got = tok.Encode(corpus[i], /*add_bos=*/false);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, ids);
     if (with_special) {
       auto special = tok.EncodeWithSpecialTokens(corpus[i]);
       ASSERT_TRUE(special.ok()) << special.status();
-      EXPECT_EQ(*special, Ids(*g.rows[i].Find("with_special")));
+      EXPECT_EQ(*special, JsonInts(*g.rows[i].Find("with_special")));
     }
     auto text = tok.Decode(ids);
     ASSERT_TRUE(text.ok()) << text.status();
@@ -290,7 +266,7 @@ TEST(BpeEncodePairTest, TokenizeRequestMatchesLmEval) {
     tasks::LoglikelihoodRequest req{row.Find("context")->string_value(),
                                     row.Find("continuation")->string_value()};
     auto tr = engine::TokenizeRequest(**tok, row.Find("add_bos")->bool_value(), 4096, req);
-    const std::vector<int32_t> cont = Ids(*row.Find("continuation_enc"));
+    const std::vector<int32_t> cont = JsonInts(*row.Find("continuation_enc"));
     if (cont.empty()) {
       // The whole encodes as the context alone ("caf" + "é" is one token
       // "café"): lm-eval would score nothing; the scorer refuses it.
@@ -298,7 +274,7 @@ TEST(BpeEncodePairTest, TokenizeRequestMatchesLmEval) {
       continue;
     }
     ASSERT_TRUE(tr.ok()) << tr.status();
-    std::vector<int32_t> full = Ids(*row.Find("context_enc"));
+    std::vector<int32_t> full = JsonInts(*row.Find("context_enc"));
     full.insert(full.end(), cont.begin(), cont.end());
     full.pop_back();
     EXPECT_EQ(tr->continuation, cont);

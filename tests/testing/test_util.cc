@@ -15,6 +15,9 @@
 #include <sstream>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
 namespace focal::testing {
 namespace fs = std::filesystem;
 namespace {
@@ -89,6 +92,35 @@ std::string CopyDirToTemp(const std::string& from, const std::string& tag) {
     fs::copy_file(e.path(), fs::path(dir) / e.path().filename());
   }
   return dir;
+}
+
+std::vector<JsonValue> ReadJsonLines(const std::string& path) {
+  std::vector<JsonValue> out;
+  const std::string text = ReadFileOrDie(path);
+  int n = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++n;
+    if (line.empty()) continue;
+    absl::StatusOr<JsonValue> v = ParseJson(line, absl::StrCat(path, ":", n));
+    EXPECT_TRUE(v.ok()) << v.status();
+    if (v.ok()) out.push_back(*std::move(v));
+  }
+  return out;
+}
+
+std::vector<int32_t> JsonInts(const JsonValue& array) {
+  std::vector<int32_t> out;
+  for (const JsonValue& v : array.array()) out.push_back(static_cast<int32_t>(v.integer()));
+  return out;
+}
+
+std::vector<std::string> TokenizerCorpus() {
+  std::vector<std::string> lines;
+  for (const char* file : {"corpus.jsonl", "random_corpus.jsonl"}) {
+    const std::string path = SourcePath(absl::StrCat("tests/testdata/tokenizer/", file));
+    for (const JsonValue& v : ReadJsonLines(path)) lines.push_back(v.string_value());
+  }
+  return lines;
 }
 
 void WriteStringToFile(const std::string& path, const std::string& contents) {

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -82,6 +83,14 @@ std::string MakeTempDir(const std::string& tag);
 std::string CopyDirToTemp(const std::string& from, const std::string& tag);
 void WriteStringToFile(const std::string& path, const std::string& contents);
 std::string ReadFileOrDie(const std::string& path);
+// The JSON value of each non-empty line of `path` (a JSON-lines golden or
+// output); a line that does not parse fails the test, naming path:line.
+std::vector<JsonValue> ReadJsonLines(const std::string& path);
+// The integers of JSON array `array` (token ids in goldens).
+std::vector<int32_t> JsonInts(const JsonValue& array);
+// The tokenizer parity corpus: tests/testdata/tokenizer/corpus.jsonl (the
+// written hard strings), then random_corpus.jsonl (seeded fragments).
+std::vector<std::string> TokenizerCorpus();
 
 // The path of golden file `rel` under tests/testdata/golden/ in the source
 // tree.
