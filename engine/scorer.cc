@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <mutex>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,9 +21,35 @@
 namespace focal::engine {
 namespace {
 
-// Python's str.isspace() for the ASCII range (lm-eval uses rstrip()).
-bool IsPySpace(unsigned char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+// Python's str.isspace(): Unicode White_Space plus U+001C..U+001F.
+bool IsPySpace(char32_t c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
+         c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+         c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+// The length of `s` after Python's str.rstrip(), which lm-eval applies to
+// the context: a trailing no-break or ideographic space moves too.
+size_t RstripLength(absl::string_view s) {
+  size_t end = s.size();
+  while (end > 0) {
+    size_t start = end - 1;
+    while (start > 0 && end - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) {
+      --start;
+    }
+    const unsigned char lead = static_cast<unsigned char>(s[start]);
+    const size_t len = lead < 0x80           ? 1
+                       : (lead >> 5) == 0x6  ? 2
+                       : (lead >> 4) == 0xE  ? 3
+                       : (lead >> 3) == 0x1E ? 4
+                                             : 0;
+    if (len != end - start) break;  // not one whole code point: not a space
+    char32_t cp = len == 1 ? lead : lead & (0x7F >> len);
+    for (size_t k = start + 1; k < end; ++k) cp = (cp << 6) | (s[k] & 0x3F);
+    if (!IsPySpace(cp)) break;
+    end = start;
+  }
+  return end;
 }
 
 // Adds one scored token to a continuation's loglikelihood and greediness.
@@ -69,12 +97,19 @@ absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bo
     // The continuation's own leading prefix token is the context then.
     if (!cont.empty() && cont.front() == prefix) cont.erase(cont.begin());
   } else {
-    size_t keep = context.size();
-    while (keep > 0 && IsPySpace(static_cast<unsigned char>(context[keep - 1]))) --keep;
+    const size_t keep = RstripLength(context);
     continuation = context.substr(keep) + continuation;
     context.resize(keep);
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> whole, encode(context + continuation));
     FOCAL_ASSIGN_OR_RETURN(ctx, encode(context));
+    if (ctx.empty()) {
+      // Whitespace only, and no BOS: nothing would precede the continuation's
+      // first token (lm-eval's HF backend has no defined score here either).
+      return absl::InvalidArgumentError(absl::StrCat(
+          "context '", absl::CEscape(req.context.substr(0, 60)),
+          "' is only whitespace and requests get no BOS: no token precedes continuation '",
+          req.continuation.substr(0, 60), "'"));
+    }
     if (whole.size() >= ctx.size()) cont.assign(whole.begin() + ctx.size(), whole.end());
   }
   if (cont.empty()) {
@@ -171,7 +206,10 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     int64_t tokens = 0;
   };
   std::map<std::vector<int32_t>, Group> groups;
-  std::map<std::string, std::pair<std::vector<int32_t>, size_t>> unit_of_key;
+  // Whole-sequence requests share nothing: one group each, so that the token
+  // budget still cuts them into chunks and the resume log fills as they end.
+  std::deque<Group> solo;
+  std::map<std::string, std::pair<Group*, size_t>> unit_of_key;
   int64_t done = 0;
   for (int64_t i = 0; i < total; ++i) {
     const TokenizedRequest& r = requests[i];
@@ -183,14 +221,20 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
       continue;
     }
     if (auto it = unit_of_key.find(key); it != unit_of_key.end()) {
-      groups[it->second.first].units[it->second.second].owners.push_back(i);
+      it->second.first->units[it->second.second].owners.push_back(i);
       continue;
     }
     // Input row `first` predicts the continuation's first token.
-    const int64_t first = static_cast<int64_t>(r.input.size() - r.continuation.size());
+    const int64_t first =
+        static_cast<int64_t>(r.input.size()) - static_cast<int64_t>(r.continuation.size());
+    if (first < 0 || r.continuation.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": ", r.continuation.size(), " continuation tokens after ",
+          r.input.size(), " input tokens; no token precedes the first one to predict it"));
+    }
     const int64_t split = whole ? 0 : first + 1;
     std::vector<int32_t> prefix(r.input.begin(), r.input.begin() + split);
-    Group& g = groups[prefix];
+    Group& g = whole ? solo.emplace_back() : groups[prefix];
     g.prefix = prefix;
     const int64_t on_prefix = whole ? 0 : 1;
     std::vector<int64_t> feed_rows;
@@ -204,15 +248,16 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
       g.firsts.push_back(r.continuation.front());
     }
     g.units.push_back(std::move(u));
-    unit_of_key[key] = {prefix, g.units.size() - 1};
+    unit_of_key[key] = {&g, g.units.size() - 1};
   }
   // Longest first (lm-eval's order): the biggest batch comes first, so a
   // memory problem shows at once and the ETA errs on the safe side.
   std::vector<Group*> order;
-  for (auto& [p, g] : groups) {
-    g.tokens = static_cast<int64_t>(g.prefix.size());
-    for (const Unit& u : g.units) g.tokens += static_cast<int64_t>(u.feed.size());
-    order.push_back(&g);
+  for (auto& [p, g] : groups) order.push_back(&g);
+  for (Group& g : solo) order.push_back(&g);
+  for (Group* g : order) {
+    g->tokens = static_cast<int64_t>(g->prefix.size());
+    for (const Unit& u : g->units) g->tokens += static_cast<int64_t>(u.feed.size());
   }
   std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
     return a->prefix.size() + a->units[0].feed.size() > b->prefix.size() + b->units[0].feed.size();
@@ -240,7 +285,8 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     std::vector<model::SeqInput> batch;
     prefix_caches.reserve(gj - gi);
     for (size_t g = gi; g < gj; ++g) {
-      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, replica.NewCache(order[g]->prefix.size() + 1));
+      // Phase 2 copies the prefix into caches sized for each continuation.
+      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, replica.NewCache(order[g]->prefix.size()));
       prefix_caches.push_back(std::move(c));
     }
     for (size_t g = gi; g < gj; ++g) {

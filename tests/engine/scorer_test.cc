@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "model/bpe_tokenizer.h"
 #include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
@@ -90,6 +91,32 @@ TEST_F(ScorerTest, EncodePairMovesTrailingSpaceAndSplitsJointEncoding) {
   EXPECT_EQ(e.input.front(), 1);
   auto cont = tok().Encode(" park", false);
   EXPECT_EQ(e.continuation, *cont);
+}
+
+// lm-eval's context.rstrip() is Python's: Unicode spaces (no-break,
+// ideographic, U+2028) move to the continuation like ASCII ones; other
+// trailing characters stay. A byte-level BPE keeps every byte, so a space
+// left on the context would leave the continuation's ids without it.
+TEST(ScorerRstripTest, TrailingUnicodeSpacesMoveLikePythonRstrip) {
+  auto tok = model::BpeTokenizer::Load(
+      testing::SourcePath("tests/testdata/tokenizer/gpt2/tokenizer.json"));
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  const std::string base = "The dog ran to the";
+  for (const char* space : {"\u00a0", "\u3000", "\u2028", " \u00a0\t"}) {
+    SCOPED_TRACE(space);
+    auto a = TokenizeRequest(**tok, false, 512, {base + space, "park"});
+    auto plain = TokenizeRequest(**tok, false, 512, {base, std::string(space) + "park"});
+    ASSERT_TRUE(a.ok() && plain.ok());
+    EXPECT_EQ(a->input, plain->input);
+    EXPECT_EQ(a->continuation, plain->continuation);
+  }
+  for (const char* kept : {"\u00e9", "\u200b"}) {  // zero-width space is not isspace()
+    SCOPED_TRACE(kept);
+    auto a = TokenizeRequest(**tok, false, 512, {base + kept, " park"});
+    auto ctx = (*tok)->Encode(base + kept, false);
+    ASSERT_TRUE(a.ok() && ctx.ok());
+    EXPECT_EQ(std::vector<int32_t>(a->input.begin(), a->input.begin() + ctx->size()), *ctx);
+  }
 }
 
 TEST_F(ScorerTest, LeftTruncationLikeLmEval) {
@@ -313,6 +340,24 @@ TEST_F(ScorerTest, ReplicasScoreAsOneAndAFailingOneStopsTheRun) {
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ((*again)[i].ll, (*one)[i].ll) << i;
 }
 
+// A context of whitespace only, without BOS, leaves no token before the
+// continuation: a clear error, never another request's score.
+TEST_F(ScorerTest, NothingBeforeTheContinuationIsAnError) {
+  auto bare = TokenizeRequest(tok(), /*add_bos=*/false, 512, {"  ", "tree"});
+  EXPECT_THAT(bare.status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                               ::testing::HasSubstr("only whitespace")));
+  EXPECT_TRUE(TokenizeRequest(tok(), /*add_bos=*/true, 512, {"  ", "tree"}).ok());
+  TokenizedRequest bad;
+  bad.input = {5};
+  bad.continuation = {5, 6, 7};
+  auto cache = ResultCache::Open("");
+  ASSERT_TRUE(cache.ok());
+  const std::vector<TokenizedRequest> reqs = {Tok("The dog ran to the", " park"), bad};
+  auto got = ScoreRequests(model_->transformer(), reqs, *cache, ScorerOptions{}, nullptr);
+  EXPECT_THAT(got.status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                              ::testing::HasSubstr("request 1: 3 continuation")));
+}
+
 // Learned sequence_mean: one tau mean over the whole sequence read, so the
 // scorer may neither share a context prefix nor split the work. Requests
 // reading the same golden sequence (HF transformers, one forward over all of
@@ -349,8 +394,17 @@ TEST(ScorerSequenceMeanTest, MatchesHfWholeSequenceWhateverTheSplit) {
     ASSERT_TRUE(cache.ok());
     ScorerOptions o;
     o.batch_tokens = batch_tokens;
+    int batches = 0;
+    o.progress = [&](int64_t, int64_t, int64_t) { ++batches; };
     auto got = ScoreRequests((*m)->transformer(), reqs, *cache, o, nullptr);
     ASSERT_TRUE(got.ok()) << got.status();
+    // The budget still cuts the work into batches, each logged as it ends: at
+    // one token, one request per batch; at 4096, fewer batches than requests.
+    if (batch_tokens == 1) {
+      EXPECT_EQ(batches, static_cast<int>(reqs.size()));
+    } else {
+      EXPECT_LT(batches, static_cast<int>(reqs.size()));
+    }
     for (size_t i = 0; i + 1 < reqs.size(); ++i) {
       if (which[i].first != which[i + 1].first) continue;
       const auto& g = seqs[which[i].first];
