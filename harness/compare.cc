@@ -90,6 +90,10 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
       if (auto cached = ReadFile(cache_path); cached.ok()) {
         reports::LogitAgreement a;
         if (google::protobuf::util::JsonStringToMessage(*cached, &a).ok()) {
+          // The cached numbers hold for this pair wherever it now stands
+          // in --focal's list.
+          a.set_focal_index(static_cast<int>(i));
+          a.set_focal_variant(fm.variant());
           *rep.add_agreement() = std::move(a);
           continue;
         }

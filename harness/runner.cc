@@ -189,7 +189,8 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
 // --build-ahead: "auto" builds long-context samples beside the model when
 // it leaves a CPU core free; with every core in the CPU backend's GEMMs the
 // builder would only slow them.
-bool BuildAhead(const RunOptions& o, const std::vector<std::unique_ptr<kernels::Backend>>& backends) {
+bool BuildAhead(const RunOptions& o,
+                const std::vector<std::unique_ptr<kernels::Backend>>& backends) {
   if (o.build_ahead != "auto") return o.build_ahead == "on";
   const int cores = UsableCores();
   bool all_cpu = true;  // CPU replicas share --threads between them
@@ -230,7 +231,9 @@ struct LoadedModel {
 }  // namespace
 
 std::string CacheIdentity(const reports::ModelRun& run) {
-  return Sha256Hex(absl::StrCat("weights=", run.weights_sha256(), "\nvariant=", run.variant(),
+  return Sha256Hex(absl::StrCat("weights=", run.weights_sha256(),
+                                "\nconfig=", run.config_sha256(),
+                                "\nvariant=", run.variant(),
                                 "\ntokenizer=", run.tokenizer_sha256(),
                                 "\nbackend=", run.backend(), "\nbos=", run.bos_policy(),
                                 "\nmax_length=", run.max_length(),
@@ -269,6 +272,7 @@ absl::StatusOr<LoadedModel> LoadModel(
   lm.run = results.add_models();
   lm.run->set_model_path(dir);
   lm.run->set_weights_sha256(weights_sha);
+  lm.run->set_config_sha256(Sha256Hex(lm.model->config().Fingerprint()));
   lm.run->set_variant(lm.model->config().Variant());
   lm.run->set_tokenizer(lm.tok->path());
   lm.run->set_tokenizer_sha256(tok_sha);

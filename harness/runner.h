@@ -68,8 +68,9 @@ struct RunOptions {
 inline constexpr int kScoringVersion = 2;
 
 // The resume-cache identity of a model run: everything besides the requests
-// themselves that can change a score (weights, variant, tokenizer, backend
-// with its device and precision, BOS policy, max length, kScoringVersion).
+// themselves that can change a score (weights, resolved config, variant,
+// tokenizer, backend with its device and precision, BOS policy, max length,
+// kScoringVersion).
 // The scores' cache file is "<weights sha, 16>-<identity, 16>[-shardIofN].jsonl".
 std::string CacheIdentity(const reports::ModelRun& run);
 

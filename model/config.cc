@@ -2,6 +2,7 @@
 #include "model/config.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -48,6 +49,12 @@ class Fields {
       return Error(field, "is missing");
     }
     if (!v->is_number()) return Error(field, "must be a number");
+    // The kernels compute in float: 1e400 (parsed as inf) or 1e39 would turn
+    // every score into inf or NaN without a word.
+    if (!(std::abs(v->number()) <= std::numeric_limits<float>::max())) {
+      return Error(field, absl::StrCat("must be a finite number within float range, got ",
+                                       absl::StrFormat("%g", v->number())));
+    }
     return v->number();
   }
   absl::StatusOr<bool> Bool(absl::string_view field, bool def) const {
@@ -104,6 +111,17 @@ absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source,
   return absl::OkStatus();
 }
 
+// A temperature or tau whose softmax scale 1/t is a finite float (the
+// attention kernels multiply by it in float).
+bool ScaleFits(double t) {
+  return t > 0 && std::isfinite(t) && 1.0 / t <= std::numeric_limits<float>::max();
+}
+std::string ScaleProblem(double t) {
+  if (!(t > 0)) return absl::StrCat("must be > 0, got ", t);
+  if (!std::isfinite(t)) return absl::StrCat("must be finite, got ", t);
+  return absl::StrCat("is too small (1/", t, " overflows float), got ", t);
+}
+
 absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t num_layers,
                         FocalConfig& out) {
   if (!v.is_object()) {
@@ -136,9 +154,7 @@ absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t nu
     }
     for (const JsonValue* x : items) {
       if (!x->is_number()) return f.Error("temperature", "must be a number or a list of numbers");
-      if (!(x->number() > 0) || !std::isfinite(x->number())) {
-        return f.Error("temperature", absl::StrCat("must be > 0, got ", x->number()));
-      }
+      if (!ScaleFits(x->number())) return f.Error("temperature", ScaleProblem(x->number()));
       out.temperature.push_back(x->number());
     }
     for (const char* k : {"tau_min", "tau_max", "reduction"}) {
@@ -152,7 +168,7 @@ absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t nu
       return f.Error("temperature", "is only valid with mode \"constant\"");
     }
     FOCAL_ASSIGN_OR_RETURN(out.tau_min, f.Number("tau_min", std::nullopt));
-    if (!(out.tau_min > 0)) return f.Error("tau_min", absl::StrCat("must be > 0, got ", out.tau_min));
+    if (!ScaleFits(out.tau_min)) return f.Error("tau_min", ScaleProblem(out.tau_min));
     if (f.Get("tau_max") != nullptr) {
       FOCAL_ASSIGN_OR_RETURN(double tmax, f.Number("tau_max", std::nullopt));
       if (!(tmax >= out.tau_min)) return f.Error("tau_max", "must be >= tau_min");
@@ -197,6 +213,29 @@ std::string ModelConfig::Variant() const {
                           ")");
   }
   return "?";
+}
+
+std::string ModelConfig::Fingerprint() const {
+  auto num = [](double x) { return absl::StrFormat("%.17g", x); };
+  auto nums = [&](const std::vector<double>& xs) {
+    return absl::StrJoin(xs, ",", [&](std::string* o, double x) { o->append(num(x)); });
+  };
+  const RopeScaling& r = rope_scaling;
+  return absl::StrCat(
+      "architecture=", architecture, "\nhidden_size=", hidden_size,
+      "\nintermediate_size=", intermediate_size, "\nnum_layers=", num_layers,
+      "\nnum_heads=", num_heads, "\nnum_kv_heads=", num_kv_heads, "\nhead_dim=", head_dim,
+      "\nvocab_size=", vocab_size, "\nmax_position_embeddings=", max_position_embeddings,
+      "\nsliding_window=", sliding_window.has_value() ? absl::StrCat(*sliding_window) : "none",
+      "\nrms_norm_eps=", num(rms_norm_eps), "\nrope_theta=", num(rope_theta),
+      "\nrope_scaling=", static_cast<int>(r.type), ",", num(r.factor), ",",
+      num(r.low_freq_factor), ",", num(r.high_freq_factor), ",",
+      r.original_max_position_embeddings, "\ntie_word_embeddings=", tie_word_embeddings ? 1 : 0,
+      "\nbos_token_id=", bos_token_id.has_value() ? absl::StrCat(*bos_token_id) : "none",
+      "\neos_token_ids=", absl::StrJoin(eos_token_ids, ","),
+      "\nfocal=", static_cast<int>(focal.mode), ";", nums(focal.temperature), ";",
+      num(focal.tau_min), ";", focal.tau_max.has_value() ? num(*focal.tau_max) : "none", ";",
+      static_cast<int>(focal.reduction), "\n");
 }
 
 double ModelConfig::ConstantScale(int64_t layer) const {
@@ -266,6 +305,7 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view json, absl::strin
     }
     Fields rp(*rope_params, source, "rope_parameters.");
     FOCAL_ASSIGN_OR_RETURN(c.rope_theta, rp.Number("rope_theta", c.rope_theta));
+    if (!(c.rope_theta > 1)) return rp.Error("rope_theta", "must be > 1");
   }
   if (!(c.rope_theta > 1)) return f.Error("rope_theta", "must be > 1");
   FOCAL_ASSIGN_OR_RETURN(c.tie_word_embeddings, f.Bool("tie_word_embeddings", false));
@@ -322,9 +362,8 @@ absl::StatusOr<ModelConfig> LoadModelConfig(absl::string_view model_dir) {
 }
 
 absl::Status OverrideFocalTemperature(ModelConfig& config, double t) {
-  if (!(t > 0) || !std::isfinite(t)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--focal-temperature must be a finite number > 0, got ", t));
+  if (!ScaleFits(t)) {
+    return absl::InvalidArgumentError(absl::StrCat("--focal-temperature ", ScaleProblem(t)));
   }
   config.focal = FocalConfig{};
   config.focal.mode = FocalConfig::Mode::kConstant;

@@ -70,6 +70,11 @@ struct ModelConfig {
   std::string Variant() const;
   // Softmax scale of layer `l` for constant focal / base models.
   double ConstantScale(int64_t layer) const;
+  // Every field that can change a score or a generation, as text (doubles to
+  // 17 significant digits). Its hash keys the resume caches: an edited
+  // config.json, or a temperature that Variant() rounds alike, never reuses
+  // another config's scores.
+  std::string Fingerprint() const;
 };
 
 // Parses config.json text; `source` names the file in error messages.

@@ -27,6 +27,7 @@ std::string ConfigKey(const RunResults& r) {
   AppendField(&key, c.SerializeAsString());
   for (const ModelRun& m : r.models()) {
     AppendField(&key, m.weights_sha256());
+    AppendField(&key, m.config_sha256());
     AppendField(&key, m.variant());
     AppendField(&key, m.bos_policy());
     absl::StrAppend(&key, m.max_length(), "|");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The resume caches are keyed by everything that can change a number: a run
-// on another backend or precision, with another tokenizer, BOS policy, max
-// length or scoring-code version never reuses a cached score.
+// with another config, on another backend or precision, with another
+// tokenizer, BOS policy, max length or scoring-code version never reuses a
+// cached score.
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace {
 reports::ModelRun Base() {
   reports::ModelRun r;
   r.set_weights_sha256("aaaa");
+  r.set_config_sha256("cccc");
   r.set_variant("base");
   r.set_tokenizer_sha256("bbbb");
   r.set_backend("cpu");
@@ -28,6 +30,7 @@ TEST(CacheIdentityTest, EveryScoreAffectingFieldChangesIt) {
   EXPECT_EQ(CacheIdentity(Base()), base);
   const std::vector<std::function<void(reports::ModelRun&)>> changes = {
       [](reports::ModelRun& r) { r.set_weights_sha256("aaab"); },
+      [](reports::ModelRun& r) { r.set_config_sha256("cccd"); },
       [](reports::ModelRun& r) { r.set_variant("focal(t=0.4, retrofit)"); },
       [](reports::ModelRun& r) { r.set_tokenizer_sha256("bbbc"); },
       [](reports::ModelRun& r) { r.set_backend("cuda:0 (NVIDIA H200, bf16)"); },

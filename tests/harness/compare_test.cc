@@ -148,6 +148,11 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
   const std::string tokens = absl::StrCat("\"tokens\": \"", rep.agreement(0).tokens(), "\"");
   ASSERT_THAT(text, HasSubstr(tokens));
   text.replace(text.find(tokens), tokens.size(), "\"tokens\": \"424242\"");
+  // Its model index is this run's, not the one stored with it (the pair may
+  // stand elsewhere in another run's --focal list).
+  const std::string index = "\"focal_index\": 1";
+  ASSERT_THAT(text, HasSubstr(index));
+  text.replace(text.find(index), index.size(), "\"focal_index\": 7");
   testing::WriteStringToFile(cached, text);
   ASSERT_EQ(RunCli("compare --tasks arc_easy,ruler_niah_multikey_1 --lengths 1024 "
                    "--allow-length-extrapolation --limit 3 --attention-stats 2 --bootstrap 100 "
@@ -155,7 +160,9 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
                    &out, &err),
             0)
       << err;
-  EXPECT_EQ(LoadReport(dir + "/report.json").agreement(0).tokens(), 424242);
+  const reports::ComparisonReport again = LoadReport(dir + "/report.json");
+  EXPECT_EQ(again.agreement(0).tokens(), 424242);
+  EXPECT_EQ(again.agreement(0).focal_index(), 1);
   // Off switch: no agreement section.
   const std::string dir2 = testing::MakeTempDir("noagree");
   ASSERT_EQ(RunCli("compare --tasks arc_easy --limit 3 --no-logit-agreement --bootstrap 100 "

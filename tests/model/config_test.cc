@@ -101,6 +101,69 @@ TEST(ConfigTest, MissingAndBadFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trunc.json:1:")));
 }
 
+// Numbers the float kernels cannot hold (1e400 parses as inf) would make
+// every score inf or NaN: each is refused by name.
+TEST(ConfigTest, NumbersOutsideFloatRangeNameTheField) {
+  struct Case { const char* extra; const char* field; const char* what; };
+  for (const Case& c : std::vector<Case>{
+           {R"(, "rms_norm_eps": 1e39)", "rms_norm_eps", "float range"},
+           {R"(, "rope_theta": 1e400)", "rope_theta", "float range"},
+           {R"(, "rope_scaling": {"rope_type": "linear", "factor": -1e400})",
+            "rope_scaling.factor", "float range"},
+           {R"(, "rope_parameters": {"rope_type": "default", "rope_theta": 0.5})",
+            "rope_parameters.rope_theta", "must be > 1"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": 1e-300})",
+            "focal_attention.temperature", "too small"},
+           {R"(, "focal_attention": {"mode": "learned", "tau_min": 1e-300})",
+            "focal_attention.tau_min", "too small"},
+       }) {
+    EXPECT_THAT(Parse(c.extra),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         ::testing::AllOf(HasSubstr(std::string("'") + c.field + "'"),
+                                          HasSubstr(c.what))))
+        << c.extra;
+  }
+  auto ok = Parse("");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_THAT(OverrideFocalTemperature(*ok, 1e-300),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("too small")));
+}
+
+// The fingerprint changes with every field that changes a number, at full
+// precision, and not with how the file spells it.
+TEST(ConfigTest, FingerprintFollowsEveryScoreAffectingField) {
+  auto base = Parse(R"(, "focal_attention": {"mode": "constant", "temperature": 0.4})");
+  ASSERT_TRUE(base.ok()) << base.status();
+  auto respelt = Parse(R"(, "focal_attention": {"temperature": 4e-1, "mode": "constant"},
+                         "rope_theta": 10000)");
+  ASSERT_TRUE(respelt.ok()) << respelt.status();
+  EXPECT_EQ(respelt->Fingerprint(), base->Fingerprint());
+  std::vector<std::string> seen = {base->Fingerprint()};
+  for (const char* extra : {
+           R"(, "focal_attention": {"mode": "constant", "temperature": 0.4000001})",
+           R"(, "focal_attention": {"mode": "constant", "temperature": 0.4}, "rope_theta": 5e5)",
+           R"(, "focal_attention": {"mode": "constant", "temperature": 0.4}, "rms_norm_eps": 1e-5)",
+           R"(, "focal_attention": {"mode": "constant", "temperature": 0.4}, "eos_token_id": 2)",
+           R"(, "focal_attention": {"mode": "constant", "temperature": 0.4},
+              "max_position_embeddings": 4096)",
+           R"(, "focal_attention": {"mode": "constant", "temperature": 0.4},
+              "tie_word_embeddings": true)",
+           R"(, "focal_attention": {"mode": "learned", "tau_min": 5})",
+           R"(, "focal_attention": {"mode": "learned", "tau_min": 5,
+              "reduction": "sequence_mean"})",
+           "",
+       }) {
+    auto c = Parse(extra);
+    ASSERT_TRUE(c.ok()) << extra << ": " << c.status();
+    for (const std::string& s : seen) EXPECT_NE(c->Fingerprint(), s) << extra;
+    seen.push_back(c->Fingerprint());
+  }
+  // Variant() rounds 0.4000001 to the label of 0.4; the fingerprint does not.
+  auto near = Parse(R"(, "focal_attention": {"mode": "constant", "temperature": 0.4000001})");
+  ASSERT_TRUE(near.ok());
+  EXPECT_EQ(near->Variant(), base->Variant());
+}
+
 TEST(ConfigTest, TransformersFiveLayout) {
   auto c = Parse(R"(, "dtype": "bfloat16", "rope_parameters": {"rope_type": "llama3",
       "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
