@@ -559,6 +559,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScore
     // Splits in code point order give increasing left ids only by chance:
     // transformers orders each token's splits by (left id, right id).
     std::vector<Candidate> local;
+    if (t.empty()) continue;  // nothing to split
     for (size_t cut = Utf8Length(static_cast<unsigned char>(t[0])); cut < t.size();
          cut += Utf8Length(static_cast<unsigned char>(t[cut]))) {
       auto l = ids.find(t.substr(0, cut));

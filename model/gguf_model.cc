@@ -175,6 +175,8 @@ bool SplitLayerName(absl::string_view name, int64_t* layer, absl::string_view* r
   for (char c : name.substr(0, dot)) {
     if (c < '0' || c > '9') return false;
   }
+  // One spelling per layer: "blk.07" would map onto the tensor of "blk.7".
+  if (dot > 1 && name[0] == '0') return false;
   if (!absl::SimpleAtoi(name.substr(0, dot), layer)) return false;
   *rest = name.substr(dot + 1);
   return true;
@@ -404,7 +406,12 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
         info.data = reinterpret_cast<const uint8_t*>(owned->buffers.back().data());
       }
     }
-    out.emplace(*hf, std::move(info));
+    const std::string source = t.name;
+    if (!out.emplace(*hf, std::move(info)).second) {
+      return absl::InvalidArgumentError(absl::StrCat(f.path(), ": tensor '", source,
+                                                     "' maps onto '", *hf,
+                                                     "', which another tensor already holds"));
+    }
   }
   return TensorStore::FromTensors(std::move(out), {f.path()}, std::move(owned));
 }

@@ -140,6 +140,14 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadGgufLlama(const GgufFile& gguf,
   if (n == 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": tokenizer.ggml.tokens is empty"));
   }
+  for (size_t id = 0; id < n; ++id) {
+    // The decoders read tokens as UTF-8 (merges given by the file skip the
+    // check MergesFromScores makes).
+    if (!IsValidUtf8(data.tokens[id])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, ": tokenizer.ggml.tokens[", id, "] is not valid UTF-8"));
+    }
+  }
   for (size_t i = 0; i < data.token_type.size(); ++i) {
     const int32_t type = data.token_type[i];
     if (type < 0 || type > kMaxTokenType) {

@@ -31,7 +31,10 @@ namespace focal::model {
 namespace {
 
 using ::focal::testing::GgufBuilder;
+using ::focal::testing::JsonInts;
+using ::focal::testing::ReadJsonLines;
 using ::focal::testing::StatusIs;
+using ::focal::testing::TokenizerCorpus;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -40,32 +43,6 @@ constexpr char kSharedGguf[] = "models/tiny-random-llama-2-gguf/llama-2-tiny-ran
 
 std::string TokDir(const std::string& name) {
   return testing::SourcePath("tests/testdata/tokenizer/" + name);
-}
-
-std::vector<JsonValue> ReadJsonLines(const std::string& path) {
-  std::vector<JsonValue> out;
-  const std::string text = testing::ReadFileOrDie(path);
-  int n = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    auto v = ParseJson(line, absl::StrCat(path, ":", ++n));
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (v.ok()) out.push_back(*std::move(v));
-  }
-  return out;
-}
-
-std::vector<std::string> Corpus() {
-  std::vector<std::string> lines;
-  for (const char* file : {"corpus.jsonl", "random_corpus.jsonl"}) {
-    for (const JsonValue& v : ReadJsonLines(TokDir(file))) lines.push_back(v.string_value());
-  }
-  return lines;
-}
-
-std::vector<int32_t> Ids(const JsonValue& array) {
-  std::vector<int32_t> ids;
-  for (const JsonValue& v : array.array()) ids.push_back(static_cast<int32_t>(v.integer()));
-  return ids;
 }
 
 std::string HexSha256(absl::string_view data) {
@@ -184,21 +161,21 @@ class GgufLlamaTokenizerTest : public ::testing::Test {
     EXPECT_EQ(tok->path(), path + "#tokenizer");
     EXPECT_EQ(tok->sha256().size(), 64u);
 
-    const std::vector<std::string> corpus = Corpus();
+    const std::vector<std::string> corpus = TokenizerCorpus();
     ASSERT_EQ(corpus.size() + 1, lines.size());
     int mismatches = 0;
     for (size_t i = 0; i < corpus.size() && mismatches < 5; ++i) {
       SCOPED_TRACE(absl::StrCat(name, " corpus line ", i + 1, ": '", corpus[i], "'"));
       const JsonValue& row = lines[i + 1];
-      const std::vector<int32_t> ids = Ids(*row.Find("ids"));
+      const std::vector<int32_t> ids = JsonInts(*row.Find("ids"));
       FOCAL_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> got, tok->Encode(corpus[i], false));
       FOCAL_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> special,
                                  bpe->EncodeWithSpecialTokens(corpus[i]));
       FOCAL_ASSERT_OK_AND_ASSIGN(std::string text, tok->Decode(ids));
       EXPECT_EQ(got, ids);
-      EXPECT_EQ(special, Ids(*row.Find("with_special")));
+      EXPECT_EQ(special, JsonInts(*row.Find("with_special")));
       EXPECT_EQ(HexSha256(text), row.Find("decoded_sha256")->string_value()) << "decoded: " << text;
-      mismatches += got != ids || special != Ids(*row.Find("with_special"));
+      mismatches += got != ids || special != JsonInts(*row.Find("with_special"));
       // BOS as lm-eval's HF backend puts it: first, before the plain ids.
       if (tok->bos_id() >= 0) {
         FOCAL_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> with_bos, tok->Encode(corpus[i], true));
@@ -320,7 +297,16 @@ TEST_F(GgufLlamaTokenizerTest, BadMetadataIsRefusedByName) {
   bad_utf8[3] = "\xC3";
   EXPECT_THAT(LoadBytes(Minimal(bad_utf8, scores, types).Build()),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("token 3 is not valid UTF-8")));
+                       HasSubstr("tokenizer.ggml.tokens[3] is not valid UTF-8")));
+  {
+    // With merges in the file (no scores to derive them from) too: the
+    // decoders would read past a truncated UTF-8 sequence.
+    GgufBuilder b = Minimal(bad_utf8, scores, types);
+    b.AddStringArray("tokenizer.ggml.merges", {"a b"});
+    EXPECT_THAT(LoadBytes(b.Build()),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("tokenizer.ggml.tokens[3] is not valid UTF-8")));
+  }
   {
     GgufBuilder b;
     b.AddString("tokenizer.ggml.model", "llama");

@@ -1354,6 +1354,21 @@ TEST_F(GgufModelTest, TensorErrorsNameTheGgufTensor) {
                          HasSubstr("unexpected tensor 'blk.2.attn_norm.weight'")));
   }
   {
+    // A second spelling of layer 1 placed first would have been taken for
+    // it, and the real tensor silently dropped.
+    GgufBuilder b = ConvertToGguf(hf);
+    auto& ts = b.tensors();
+    const auto real = std::find_if(ts.begin(), ts.end(),
+                                   [](const auto& t) { return t.name == "blk.1.attn_norm.weight"; });
+    ASSERT_NE(real, ts.end());
+    auto twin = *real;
+    twin.name = "blk.01.attn_norm.weight";
+    ts.insert(ts.begin(), twin);
+    EXPECT_THAT(Load(WriteBytes(b.Build())),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("unexpected tensor 'blk.01.attn_norm.weight'")));
+  }
+  {
     GgufBuilder b = ConvertToGguf(hf);
     for (auto& t : b.tensors()) {
       if (t.name == "blk.0.ffn_up.weight") {
