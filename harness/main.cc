@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
   int64_t max_new_tokens = 256;
   CLI::App* gen = app.add_subcommand("generate", "greedy text generation");
   AddModelFlags(gen, gen_flags, true);
-  gen->add_option("--prompt", prompt, "prompt text (default: empty, i.e. start from BOS, or EOS without one)");
+  gen->add_option("--prompt", prompt,
+                  "prompt text (default: empty, i.e. start from BOS, or EOS without one)");
   gen->add_option("--max-new-tokens", max_new_tokens, "tokens to generate")->capture_default_str();
 
   focal::harness::ModelFlags score_flags;
@@ -225,7 +226,8 @@ int main(int argc, char** argv) {
   focal::harness::CompareSettings cmp;
   CLI::App* compare = app.add_subcommand(
       "compare", "base vs focal model(s) on identical requests: paired statistics and reports");
-  compare->add_option("--base", base_spec, "base model directory or .gguf file (default: SmolLM2-135M-Instruct)");
+  compare->add_option("--base", base_spec,
+                      "base model directory or .gguf file (default: SmolLM2-135M-Instruct)");
   compare->add_option("--focal", focal_specs,
                       "focal model DIR or DIR@t=T (a retrofit); repeatable "
                       "(default: the default model @t=0.4)");

@@ -147,7 +147,7 @@ class Backend {
 // when a device is present, and CUDA results say the backend is unverified.
 inline constexpr bool kCudaBackendVerified = false;
 
-// "cpu" (threads <= 0: all cores) or, when built with CUDA, "cuda[:N]";
+// "cpu" (threads <= 0: every usable core) or, when built with CUDA, "cuda[:N]";
 // "auto" picks CUDA when a device is present and kCudaBackendVerified, else
 // the CPU, and then sets *note (when given) to why a present device was not
 // used.

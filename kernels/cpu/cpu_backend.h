@@ -17,7 +17,7 @@ namespace focal::kernels {
 
 class CpuBackend : public Backend {
  public:
-  // num_threads <= 0: all cores.
+  // num_threads <= 0: every core this process may run on (UsableCores()).
   explicit CpuBackend(int num_threads);
 
   std::string name() const override { return "cpu"; }

@@ -2,7 +2,8 @@
 
 The first file of each task is the one focal-eval's reader takes (`run --data TASK=PATH`);
 any others sit beside it (PIQA's labels). Kept apart from lm_eval_parity_reference.py so
-that scripts run under a python without lm-eval (bench/lm_eval_compare.py) can share it. ../shared has only ARC-Challenge's dev split: it stands in for lm-eval's test split.
+that scripts run under a python without lm-eval (bench/lm_eval_compare.py) can share it.
+../shared has only ARC-Challenge's dev split: it stands in for lm-eval's test split.
 """
 
 DATA_FILES = {
