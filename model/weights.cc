@@ -33,8 +33,9 @@ class Loader {
   absl::StatusOr<kernels::Buffer> Take(const std::string& name, std::vector<int64_t> shape) {
     const TensorInfo* t = store_.Find(name);
     if (t == nullptr) {
-      return absl::NotFoundError(absl::StrCat("checkpoint is missing tensor '", name, "' (shape ",
-                                              ShapeStr(shape), ")"));
+      return absl::NotFoundError(absl::StrCat(absl::StrJoin(store_.files(), ", "),
+                                              ": checkpoint is missing tensor '", name,
+                                              "' (shape ", ShapeStr(shape), ")"));
     }
     used_.insert(name);
     if (t->shape != shape) {

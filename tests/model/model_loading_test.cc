@@ -92,7 +92,9 @@ TEST_F(ModelLoadingTest, MissingTensorNamed) {
   t.erase("model.layers.1.self_attn.v_proj.weight");
   FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
   EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kNotFound,
-                                  HasSubstr("missing tensor 'model.layers.1.self_attn.v_proj.weight'")));
+                                  AllOf(HasSubstr(dir + "/model.safetensors: checkpoint is missing"),
+                                        HasSubstr("missing tensor "
+                                                  "'model.layers.1.self_attn.v_proj.weight'"))));
 }
 
 TEST_F(ModelLoadingTest, UnexpectedTensorNamed) {
