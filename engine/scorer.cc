@@ -16,7 +16,9 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "base/work_queue.h"
+#include "model/unicode.h"
 
 namespace focal::engine {
 namespace {
@@ -37,16 +39,10 @@ size_t RstripLength(absl::string_view s) {
     while (start > 0 && end - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) {
       --start;
     }
-    const unsigned char lead = static_cast<unsigned char>(s[start]);
-    const size_t len = lead < 0x80           ? 1
-                       : (lead >> 5) == 0x6  ? 2
-                       : (lead >> 4) == 0xE  ? 3
-                       : (lead >> 3) == 0x1E ? 4
-                                             : 0;
-    if (len != end - start) break;  // not one whole code point: not a space
-    char32_t cp = len == 1 ? lead : lead & (0x7F >> len);
-    for (size_t k = start + 1; k < end; ++k) cp = (cp << 6) | (s[k] & 0x3F);
-    if (!IsPySpace(cp)) break;
+    size_t prefix = 0;
+    if (Utf8WellFormedAt(s, start, &prefix) != end - start) break;  // not one code point
+    size_t pos = start;
+    if (!IsPySpace(model::DecodeUtf8(s, &pos))) break;
     end = start;
   }
   return end;

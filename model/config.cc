@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -111,15 +112,15 @@ absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source,
   return absl::OkStatus();
 }
 
-// A temperature or tau whose softmax scale 1/t is a finite float (the
-// attention kernels multiply by it in float).
-bool ScaleFits(double t) {
-  return t > 0 && std::isfinite(t) && 1.0 / t <= std::numeric_limits<float>::max();
-}
-std::string ScaleProblem(double t) {
+// What is wrong with a temperature or tau as a softmax scale 1/t, which the
+// attention kernels multiply by in float; nullopt when nothing.
+std::optional<std::string> ScaleProblem(double t) {
   if (!(t > 0)) return absl::StrCat("must be > 0, got ", t);
   if (!std::isfinite(t)) return absl::StrCat("must be finite, got ", t);
-  return absl::StrCat("is too small (1/", t, " overflows float), got ", t);
+  if (!(1.0 / t <= std::numeric_limits<float>::max())) {
+    return absl::StrCat("is too small (1/", t, " overflows float), got ", t);
+  }
+  return std::nullopt;
 }
 
 absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t num_layers,
@@ -154,7 +155,7 @@ absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t nu
     }
     for (const JsonValue* x : items) {
       if (!x->is_number()) return f.Error("temperature", "must be a number or a list of numbers");
-      if (!ScaleFits(x->number())) return f.Error("temperature", ScaleProblem(x->number()));
+      if (auto bad = ScaleProblem(x->number())) return f.Error("temperature", *bad);
       out.temperature.push_back(x->number());
     }
     for (const char* k : {"tau_min", "tau_max", "reduction"}) {
@@ -168,7 +169,7 @@ absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t nu
       return f.Error("temperature", "is only valid with mode \"constant\"");
     }
     FOCAL_ASSIGN_OR_RETURN(out.tau_min, f.Number("tau_min", std::nullopt));
-    if (!ScaleFits(out.tau_min)) return f.Error("tau_min", ScaleProblem(out.tau_min));
+    if (auto bad = ScaleProblem(out.tau_min)) return f.Error("tau_min", *bad);
     if (f.Get("tau_max") != nullptr) {
       FOCAL_ASSIGN_OR_RETURN(double tmax, f.Number("tau_max", std::nullopt));
       if (!(tmax >= out.tau_min)) return f.Error("tau_max", "must be >= tau_min");
@@ -362,8 +363,8 @@ absl::StatusOr<ModelConfig> LoadModelConfig(absl::string_view model_dir) {
 }
 
 absl::Status OverrideFocalTemperature(ModelConfig& config, double t) {
-  if (!ScaleFits(t)) {
-    return absl::InvalidArgumentError(absl::StrCat("--focal-temperature ", ScaleProblem(t)));
+  if (auto bad = ScaleProblem(t)) {
+    return absl::InvalidArgumentError(absl::StrCat("--focal-temperature ", *bad));
   }
   config.focal = FocalConfig{};
   config.focal.mode = FocalConfig::Mode::kConstant;
