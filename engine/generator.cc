@@ -48,7 +48,7 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
   auto finish = [&](Active& a, const std::string& why) -> absl::Status {
     GenerationResult& r = results[a.request];
     r.tokens = a.generated;
-    FOCAL_ASSIGN_OR_RETURN(r.text, tok.Decode(a.generated));
+    FOCAL_ASSIGN_OR_RETURN(r.text, tok.DecodeGenerated(a.generated));
     const bool cut = CutAtStop(r.text, requests[a.request].stop);
     r.finish = cut ? "stop" : why;
     ++done;
@@ -61,7 +61,10 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
     while (static_cast<int64_t>(active.size()) < options.max_batch &&
            next_request < requests.size()) {
       const GenerationRequest& req = requests[next_request];
-      if (req.prompt.empty()) return absl::InvalidArgumentError("empty generation prompt");
+      if (req.prompt.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("generation request ", next_request, " has an empty prompt"));
+      }
       Active a{next_request++, model::KvCache(0, 0), {}, 0};
       FOCAL_ASSIGN_OR_RETURN(a.cache, tf.NewCache(static_cast<int64_t>(req.prompt.size()) +
                                                   req.max_new_tokens));
@@ -97,7 +100,7 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
       }
       a.generated.push_back(a.next);
       if (!req.stop.empty()) {
-        FOCAL_ASSIGN_OR_RETURN(std::string text, tok.Decode(a.generated));
+        FOCAL_ASSIGN_OR_RETURN(std::string text, tok.DecodeGenerated(a.generated));
         if (CutAtStop(text, req.stop)) {
           FOCAL_RETURN_IF_ERROR(finish(a, "stop"));
           continue;

@@ -165,7 +165,7 @@ absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
                          l.model->transformer().Generate(ids, max_new_tokens, stop));
   std::vector<int32_t> all = ids;
   all.insert(all.end(), gen.begin(), gen.end());
-  FOCAL_ASSIGN_OR_RETURN(std::string text, tok.Decode(all));
+  FOCAL_ASSIGN_OR_RETURN(std::string text, tok.DecodeGenerated(all));
   out << text << "\n";
   return absl::OkStatus();
 }

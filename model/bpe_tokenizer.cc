@@ -517,7 +517,7 @@ absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_
   if (pre == "default" || pre == "gpt-2") return BpePreTokenizerKind::kGpt2;
   if (pre == "llama-bpe") return BpePreTokenizerKind::kLlama3;
   if (pre == "smollm" || pre == "starcoder") return BpePreTokenizerKind::kSmolLm;
-  return absl::InvalidArgumentError(absl::StrCat(
+  return absl::UnimplementedError(absl::StrCat(
       "GGUF tokenizer.ggml.pre '", pre,
       "' is not a pre-tokenizer we implement (default, gpt-2, llama-bpe, smollm, starcoder)"));
 }
@@ -706,11 +706,15 @@ absl::StatusOr<std::vector<int32_t>> BpeTokenizer::EncodeWithSpecialTokens(
   return out;
 }
 
+bool BpeTokenizer::HasToken(int32_t id) const {
+  return id >= 0 && id < vocab_size() && impl_->kind[id] != Impl::kAbsent;
+}
+
 absl::StatusOr<std::string> BpeTokenizer::Decode(absl::Span<const int32_t> ids) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
-    if (id < 0 || id >= vocab_size() || impl_->kind[id] == Impl::kAbsent) {
+    if (!HasToken(id)) {
       return absl::InvalidArgumentError(
           absl::StrCat("token id ", id, " is not in the vocabulary of '", impl_->path, "'"));
     }

@@ -73,7 +73,7 @@ enum class BpePreTokenizerKind { kGpt2, kLlama3, kSmolLm, kSentencePiece, kLlama
 //                               differs.)
 //   "llama-bpe"              -> kLlama3
 //   "smollm", "starcoder"    -> kSmolLm
-// Other names are InvalidArgument naming the name. GGUF model "llama" (a
+// Other names are Unimplemented, naming the name. GGUF model "llama" (a
 // sentencepiece vocabulary) is kLlamaGguf, with merges derived from the
 // token scores (MergesFromScores); that is the GGUF loader's business.
 absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_view pre);
@@ -139,6 +139,7 @@ class BpeTokenizer final : public Tokenizer {
   absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const override;
   // The token as the vocabulary spells it ("" for an unknown id).
   std::string IdToPiece(int32_t id) const override;
+  bool HasToken(int32_t id) const override;
 
   // Highest id + 1, over the model vocabulary and the added tokens.
   int32_t vocab_size() const override;

@@ -33,6 +33,20 @@ class Tokenizer {
   // an id outside the vocabulary.
   virtual absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const = 0;
   virtual std::string IdToPiece(int32_t id) const = 0;
+  // Whether `id` names a token (a tokenizer.json vocabulary may have gaps).
+  virtual bool HasToken(int32_t id) const { return id >= 0 && id < vocab_size(); }
+  // Text of ids a model generated: ids the tokenizer lacks give no text, as
+  // HF's tokenizers decode them. A model's embedding may be padded past its
+  // tokenizer (e.g. to a multiple of 64 rows), and greedy decoding can land
+  // there; Decode would refuse the whole sequence.
+  absl::StatusOr<std::string> DecodeGenerated(absl::Span<const int32_t> ids) const {
+    std::vector<int32_t> known;
+    known.reserve(ids.size());
+    for (int32_t id : ids) {
+      if (HasToken(id)) known.push_back(id);
+    }
+    return Decode(known);
+  }
 
   virtual int32_t vocab_size() const = 0;
   virtual int32_t bos_id() const = 0;  // -1 when there is none

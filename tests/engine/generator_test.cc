@@ -4,10 +4,13 @@
 // on the random reference configs; stop strings and EOS; memory estimate.
 #include "engine/generator.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -85,6 +88,74 @@ TEST_F(GeneratorTest, StopStringsAndEos) {
   EXPECT_EQ((*eos)[1].finish, "eos");
   EXPECT_TRUE((*eos)[1].tokens.empty());
   EXPECT_EQ((*eos)[1].text, "");
+}
+
+TEST_F(GeneratorTest, EmptyPromptIsNamed) {
+  auto reqs = Requests(3);
+  reqs[2].prompt.clear();
+  EXPECT_THAT(GenerateGreedy(model_->transformer(), *model_->tokenizer(), reqs, {}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                ::testing::HasSubstr("generation request 2 has an empty prompt")));
+}
+
+// The tokenizer it wraps, less one id: stands for a model whose embedding
+// has rows its tokenizer has no token for (padded to a round size).
+class LackingTokenizer : public model::Tokenizer {
+ public:
+  LackingTokenizer(const model::Tokenizer& base, int32_t missing) : base_(base), missing_(missing) {}
+  absl::StatusOr<std::vector<int32_t>> Encode(absl::string_view text, bool add_bos) const override {
+    return base_.Encode(text, add_bos);
+  }
+  absl::StatusOr<std::string> Decode(absl::Span<const int32_t> ids) const override {
+    for (int32_t id : ids) {
+      if (!HasToken(id)) return absl::InvalidArgumentError(absl::StrCat("no token ", id));
+    }
+    return base_.Decode(ids);
+  }
+  bool HasToken(int32_t id) const override { return id != missing_ && base_.HasToken(id); }
+  std::string IdToPiece(int32_t id) const override { return base_.IdToPiece(id); }
+  int32_t vocab_size() const override { return base_.vocab_size(); }
+  int32_t bos_id() const override { return base_.bos_id(); }
+  int32_t eos_id() const override { return base_.eos_id(); }
+  absl::string_view name() const override { return base_.name(); }
+  const std::string& path() const override { return base_.path(); }
+  const std::string& sha256() const override { return base_.sha256(); }
+
+ private:
+  const model::Tokenizer& base_;
+  int32_t missing_;
+};
+
+// Greedy decoding that lands on an id the tokenizer lacks keeps going, and
+// the id gives no text (HF's tokenizers decode so); before, the request
+// failed at Decode.
+TEST_F(GeneratorTest, IdsTheTokenizerLacksGiveNoText) {
+  const auto reqs = Requests(40);
+  GenerationOptions o;
+  auto ref = GenerateGreedy(model_->transformer(), *model_->tokenizer(), reqs, o);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  std::map<int32_t, int> count;
+  for (const GenerationResult& r : *ref) {
+    for (int32_t t : r.tokens) ++count[t];
+  }
+  const int32_t missing =
+      std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  LackingTokenizer lacking(*model_->tokenizer(), missing);
+  auto got = GenerateGreedy(model_->transformer(), lacking, reqs, o);
+  ASSERT_TRUE(got.ok()) << got.status();
+  int changed = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ((*got)[i].tokens, (*ref)[i].tokens);
+    std::vector<int32_t> kept;
+    for (int32_t t : (*ref)[i].tokens) {
+      if (t != missing) kept.push_back(t);
+    }
+    EXPECT_EQ((*got)[i].text, *model_->tokenizer()->Decode(kept));
+    changed += (*got)[i].text != (*ref)[i].text;
+  }
+  EXPECT_GT(changed, 0);
 }
 
 // HF transformers' greedy continuation (model.generate, do_sample=False) of

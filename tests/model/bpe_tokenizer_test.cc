@@ -188,8 +188,10 @@ TEST(BpeFromPartsTest, GgufPreNames) {
   EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("llama-bpe"), BpePreTokenizerKind::kLlama3);
   EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("smollm"), BpePreTokenizerKind::kSmolLm);
   EXPECT_EQ(*BpePreTokenizerKindFromGgufPre("starcoder"), BpePreTokenizerKind::kSmolLm);
+  // Unimplemented, not InvalidArgument: a model whose tokenizer is not yet
+  // supported still loads where the tokenizer is optional (inspect).
   EXPECT_THAT(BpePreTokenizerKindFromGgufPre("qwen2"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'qwen2'")));
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("'qwen2'")));
 }
 
 TEST(BpeFromPartsTest, BadPartsAreRefused) {
@@ -412,6 +414,28 @@ TEST(BpeTokenizerTest, MinimalFileLoads) {
   auto text = (*tok)->Decode(*ids);  // no decoder: tokens joined by spaces
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, "ab b a");
+}
+
+// Ids a model generated that name no token (past the vocabulary or in its
+// gaps) give no text, as HF's tokenizers decode them (tokenizers 0.23:
+// decode([0, 5, 1, 2, 99999]) over {a, b, ab} gives "abab"); Decode itself
+// still refuses them.
+TEST(BpeTokenizerTest, GeneratedIdsWithoutATokenGiveNoText) {
+  const std::string dir = testing::MakeTempDir("bpe_gap");
+  testing::WriteStringToFile(
+      dir + "/tokenizer.json",
+      R"({"version": "1.0", "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE",
+          "vocab": {"a": 0, "b": 1, "ab": 2, "c": 5}, "merges": ["a b"]}})");
+  auto tok = BpeTokenizer::Load(dir + "/tokenizer.json");
+  ASSERT_TRUE(tok.ok()) << tok.status();
+  EXPECT_EQ((*tok)->vocab_size(), 6);
+  for (int32_t id : {0, 2, 5}) EXPECT_TRUE((*tok)->HasToken(id)) << id;
+  for (int32_t id : {-1, 3, 4, 6}) EXPECT_FALSE((*tok)->HasToken(id)) << id;
+  EXPECT_THAT((*tok)->Decode({0, 3, 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token id 3")));
+  auto text = (*tok)->DecodeGenerated({0, 3, 1, 2, 4, 5, 99999, -1});
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "ababc");
 }
 
 TEST(BpeTokenizerTest, InvalidFilesAreRefusedByName) {

@@ -1318,6 +1318,26 @@ TEST_F(GgufModelTest, SentencePieceTokenizerLoadsWithScores) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("GGUF has no tokenizer")));
 }
 
+// A gpt2 vocabulary whose pre-tokenizer we lack: the model still loads where
+// the tokenizer is optional (inspect, which validates only), and is refused
+// by name where one is needed.
+TEST_F(GgufModelTest, UnknownPreTokenizerLeavesTheModelLoadableWithoutATokenizer) {
+  GgufBuilder b = ConvertToGguf(ModelPath("gqa_untied"));
+  b.AddString("tokenizer.ggml.model", "gpt2");
+  b.AddString("tokenizer.ggml.pre", "qwen2");
+  std::vector<std::string> tokens = {"a", "b", "ab"};
+  while (tokens.size() < 320) tokens.push_back(absl::StrCat("t", tokens.size()));  // vocab_size
+  b.AddStringArray("tokenizer.ggml.tokens", tokens);
+  b.AddStringArray("tokenizer.ggml.merges", {"a b"});
+  const std::string path = WriteBytes(b.Build());
+  FOCAL_ASSERT_OK_AND_ASSIGN(auto m, Load(path, /*require_tokenizer=*/false,
+                                          /*validate_only=*/true));
+  EXPECT_EQ(m->tokenizer(), nullptr);
+  EXPECT_THAT(Load(path, /*require_tokenizer=*/true),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       AllOf(HasSubstr(path), HasSubstr("tokenizer.ggml.pre 'qwen2'"))));
+}
+
 TEST_F(GgufModelTest, ValidateOnlyDequantizesNothing) {
   const std::string path = WriteBytes(ConvertToGguf(ModelPath("focal_learned_token")).Build());
   FOCAL_ASSERT_OK_AND_ASSIGN(auto m, Load(path, false, /*validate_only=*/true));
