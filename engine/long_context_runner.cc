@@ -225,6 +225,11 @@ absl::StatusOr<std::vector<Job>> BuildJobs(const Group& group, const LongContext
     if (s.index % o.shard_count != o.shard_index) continue;
     Job j;
     FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
+    if (j.request.prompt.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " at ", group.req.length,
+                                                     " tokens: sample ", s.index,
+                                                     " has an empty prompt"));
+    }
     j.prompt_sha256 = Sha256Hex(s.input);
     // ProbeAttention reads the first attention_samples' text.
     if (static_cast<int64_t>(jobs.size()) >= o.attention_samples) std::string().swap(s.input);
@@ -337,6 +342,16 @@ void AddTaskResults(const LongContextOptions& o, Scores& scores, reports::ModelR
   std::map<std::string, int32_t> versions;
   for (const tasks::Task* t : o.tasks) versions[t->name()] = t->spec().version();
   std::map<std::string, reports::TaskResult*> results;
+  if (o.shard_count > 1) {
+    // A shard can hold no sample of a task (fewer samples than shards). It
+    // still lists every task, in the order the others do, so that merge sees
+    // one run; the task has no metrics and no documents there.
+    for (const auto& [name, version] : versions) {
+      reports::TaskResult* tr = results[name] = run.add_tasks();
+      tr->set_task(name);
+      tr->set_version(version);
+    }
+  }
   for (const auto& [key, metrics] : scores.values) {
     reports::TaskResult*& tr = results[key.task];
     if (tr == nullptr) {

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -94,10 +97,29 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
     m->set_tokens_per_second(wall > 0 ? tokens / wall : 0);
     for (int ti = 0; ti < m->tasks_size(); ++ti) {
       TaskResult* t = m->mutable_tasks(ti);
+      // The metric list comes from the shard with the most: a shard that
+      // holds no sample of a task, or of one length, lists fewer.
+      for (const RunResults* s : by_index) {
+        const TaskResult& st = s->models(mi).tasks(ti);
+        if (st.metrics_size() > t->metrics_size()) *t->mutable_metrics() = st.metrics();
+      }
+      std::set<std::tuple<int64_t, double, std::string>> listed;
+      for (const MetricValue& mv : t->metrics()) {
+        listed.emplace(mv.context_length(), mv.has_gold_depth() ? mv.gold_depth() : -1.0,
+                       mv.name());
+      }
       std::vector<DocValues> docs;
       int64_t requests = 0, truncated = 0;
       for (const RunResults* s : by_index) {
         const TaskResult& st = s->models(mi).tasks(ti);
+        for (const MetricValue& mv : st.metrics()) {
+          if (!listed.count({mv.context_length(), mv.has_gold_depth() ? mv.gold_depth() : -1.0,
+                             mv.name()})) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "merge: shard ", s->config().shard_index(), " has ", st.task(), " ", mv.name(),
+                " at length ", mv.context_length(), ", which no shard with more metrics has"));
+          }
+        }
         if (st.docs_size() != st.num_docs()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "merge: shard ", s->config().shard_index(), " has no per-document values for ",

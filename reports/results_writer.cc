@@ -98,13 +98,20 @@ std::string SummaryTable(const RunResults& results) {
             MetricLabel(v.name(), v.context_length(), v.has_gold_depth() ? &depth : nullptr);
         absl::StrAppend(&out, "| ", model, " | ", t.task(), " | ", t.version(), " | ",
                         t.num_fewshot(), " | ", metric, " | ", v.higher_is_better() ? "↑" : "↓",
-                        " | ", absl::StrFormat("%.4f", v.value()), " | ± | ", se, " |\n");
+                        " | ", std::isnan(v.value()) ? "N/A" : absl::StrFormat("%.4f", v.value()),
+                        " | ± | ", se, " |\n");
       }
     }
   }
   std::set<std::string> noted;  // once per task, whatever the number of models
   for (const ModelRun& m : results.models()) {
     for (const TaskResult& t : m.tasks()) {
+      // A shard can hold none of a task's documents (fewer than shards).
+      if (t.num_docs() == 0 && noted.insert(t.task()).second) {
+        absl::StrAppend(&out, "\nNote (", t.task(), "): no documents in this shard (",
+                        results.config().shard_index(), "/", results.config().shard_count(),
+                        "); `merge` joins the shards\n");
+      }
       if (!t.note().empty() && noted.insert(t.task()).second) {
         absl::StrAppend(&out, "\nNote (", t.task(), "): ", t.note(), "\n");
       }

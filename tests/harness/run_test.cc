@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "base/json.h"
@@ -17,6 +18,7 @@ namespace focal {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Result = testing::CommandResult;
 
@@ -148,6 +150,56 @@ TEST(RunTest, MergeOfLongContextShardsEqualsTheUnshardedRun) {
   EXPECT_EQ(s0.models(0).tasks(0).metrics(0).n(), 2);  // samples 0 and 2 of 3
 }
 
+// One sample per group and three shards: shards 1 and 2 hold nothing. They
+// still list the tasks, so merge takes them (it said "comes from a different
+// run" before) and gives the unsharded numbers.
+TEST(RunTest, MergeTakesLongContextShardsThatHoldNoSample) {
+  const std::string dir = testing::MakeTempDir("merge_empty");
+  const std::string common =
+      "run --tasks ruler_niah_single_1,ruler_niah_multikey_1 --lengths 1024 "
+      "--allow-length-extrapolation --limit 1 --no-progress ";
+  ASSERT_EQ(RunCli(common + "--out " + dir + "/all.json").code, 0);
+  for (int i = 0; i < 3; ++i) {
+    Result r = RunCli(common + "--shard " + std::to_string(i) + "/3 --out " + dir + "/s" +
+                      std::to_string(i) + ".json");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  const reports::RunResults empty = Load(dir + "/s2.json");
+  ASSERT_EQ(empty.models(0).tasks_size(), 2);
+  EXPECT_EQ(empty.models(0).tasks(0).num_docs(), 0);
+  EXPECT_EQ(empty.models(0).tasks(0).metrics_size(), 0);
+  Result m = RunCli("merge " + dir + "/s2.json " + dir + "/s1.json " + dir + "/s0.json --out " +
+                    dir + "/merged.json");
+  ASSERT_EQ(m.code, 0) << m.err;
+  const reports::RunResults all = Load(dir + "/all.json"), merged = Load(dir + "/merged.json");
+  const auto& a = all.models(0);
+  const auto& b = merged.models(0);
+  ASSERT_EQ(b.tasks_size(), a.tasks_size());
+  for (int t = 0; t < a.tasks_size(); ++t) {
+    EXPECT_EQ(b.tasks(t).task(), a.tasks(t).task());
+    EXPECT_EQ(b.tasks(t).num_docs(), 1);
+    ASSERT_EQ(b.tasks(t).metrics_size(), a.tasks(t).metrics_size());
+    for (int k = 0; k < a.tasks(t).metrics_size(); ++k) {
+      EXPECT_EQ(b.tasks(t).metrics(k).name(), a.tasks(t).metrics(k).name());
+      EXPECT_EQ(b.tasks(t).metrics(k).value(), a.tasks(t).metrics(k).value());
+    }
+  }
+  ASSERT_EQ(b.ruler_by_length_size(), 1);
+  EXPECT_EQ(b.ruler_by_length(0).average(), a.ruler_by_length(0).average());
+}
+
+// A shard that holds none of a task's documents says so; its metrics have no
+// value (N/A, never "nan").
+TEST(RunTest, ShardWithoutDocumentsSaysSo) {
+  const std::string dir = testing::MakeTempDir("shard_empty");
+  Result r = RunCli("run --tasks piqa --limit 1 --no-progress --shard 1/2 --out " + dir +
+                    "/s1.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("| piqa | 2 | 0 | acc | ↑ | N/A |"));
+  EXPECT_THAT(r.out, HasSubstr("Note (piqa): no documents in this shard (1/2)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("nan")));
+}
+
 TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
   const std::string dir = testing::MakeTempDir("merge");
   const std::string common = "run --tasks piqa,boolq,lambada_openai --limit 9 --no-progress ";
@@ -218,6 +270,29 @@ TEST(RunTest, MergeRefusesShardFilesThatCrashedIt) {
   EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kFailedPrecondition)
       << ambiguous.status();
   EXPECT_THAT(std::string(ambiguous.status().message()), HasSubstr("different run"));
+}
+
+// Shards whose metric lists are not one within the other (here each has
+// one length the other lacks): the merged file would drop one, so merge
+// refuses and names it.
+TEST(RunTest, MergeRefusesShardsWithMetricsTheOthersLack) {
+  auto shard = [](int index, int length) {
+    auto r = reports::ResultsFromJson(
+        absl::StrCat(R"({"config": {"shard_index": )", index,
+                     R"(, "shard_count": 2}, "models": [{"tasks": [{"task": "a", )",
+                     R"("num_docs": "1", "docs": [{"doc_index": ")", index,
+                     R"(", "context_length": ")", length, R"(", "values": [1]}], )",
+                     R"("metrics": [{"name": "acc", "context_length": ")", length,
+                     R"("}]}]}]})"),
+        "shard.json");
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : reports::RunResults();
+  };
+  auto merged = reports::MergeShards({shard(0, 1024), shard(1, 2048)});
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kFailedPrecondition) << merged.status();
+  EXPECT_THAT(std::string(merged.status().message()),
+              HasSubstr("shard 1 has a acc at length 2048"));
+  EXPECT_TRUE(reports::MergeShards({shard(0, 1024), shard(1, 1024)}).ok());
 }
 
 TEST(RunTest, ReportTablesAcrossModels) {
