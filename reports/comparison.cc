@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "reports/length_summary.h"
 #include "reports/results_writer.h"
@@ -384,6 +385,17 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
                     " | [", Fmt(r.ci_low()), ", ",
                     Fmt(r.ci_high()), "] | ", r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", " | ",
                     r.wins(), "/", r.ties(), "/", r.losses(), " |\n");
+  }
+  // A shard can hold none of a task's documents (fewer than shards): say so
+  // rather than leave the task out of the table unexplained.
+  std::vector<std::string> empty;
+  for (const TaskResult& t : b.tasks()) {
+    if (t.num_docs() == 0) empty.push_back(t.task());
+  }
+  if (!empty.empty()) {
+    absl::StrAppend(&out, "\nNo documents of ", absl::StrJoin(empty, ", "), " in this shard (",
+                    rep.runs().config().shard_index(), "/", rep.runs().config().shard_count(),
+                    "); `compare --from-shards` joins the shards.\n");
   }
   for (const std::string& cat : LengthCategories(rep)) {
     absl::StrAppend(&out, "\n## ", LengthCategoryTitle(cat),

@@ -16,6 +16,7 @@ namespace focal {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 int RunCli(const std::string& args, std::string* out, std::string* err) {
   testing::CommandResult r = testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
@@ -232,6 +233,35 @@ TEST(CompareTest, FromShardsEqualsTheUnshardedCompare) {
   EXPECT_THAT(err, HasSubstr(dir + "/nothing/results.json"));
   EXPECT_EQ(RunCli("compare --from-shards " + shards + " --base x --out " + dir + "/m4", &out, &err),
             2);
+}
+
+// A shard that holds none of a task's documents says so in its report, and
+// --from-shards still joins it into the one-process compare.
+TEST(CompareTest, ShardWithoutDocumentsSaysSoAndJoins) {
+  const std::string dir = testing::MakeTempDir("cmp_empty_shard");
+  const std::string common =
+      "compare --tasks piqa,ruler_niah_single_1 --lengths 1024 --allow-length-extrapolation "
+      "--limit 1 --no-logit-agreement --bootstrap 100 --no-progress ";
+  std::string out, err;
+  ASSERT_EQ(RunCli(common + "--out " + dir + "/all", &out, &err), 0) << err;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(RunCli(common + "--shard " + std::to_string(i) + "/2 --out " + dir + "/s" +
+                         std::to_string(i),
+                     &out, &err),
+              0)
+        << err;
+  }
+  EXPECT_THAT(testing::ReadFileOrDie(dir + "/s1/report.md"),
+              HasSubstr("No documents of piqa, ruler_niah_single_1 in this shard (1/2)"));
+  EXPECT_THAT(testing::ReadFileOrDie(dir + "/s0/report.md"), Not(HasSubstr("No documents")));
+  ASSERT_EQ(RunCli("compare --from-shards " + dir + "/s1 " + dir + "/s0 --out " + dir + "/merged",
+                   &out, &err),
+            0)
+      << err;
+  for (const char* f : {"report.md", "report.csv", "table.tex"}) {
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f), testing::ReadFileOrDie(dir + "/all/" + f))
+        << f;
+  }
 }
 
 TEST(CompareTest, RefusesToPairDifferentRequests) {
