@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
-#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +21,12 @@ namespace {
 // then indexed past that shard's tasks.
 void AppendField(std::string* key, absl::string_view s) {
   absl::StrAppend(key, s.size(), ":", s, "|");
+}
+
+// A metric's or document's (length, depth) group; -1 stands for no depth.
+template <typename T>
+std::pair<int64_t, double> Group(const T& v) {
+  return {v.context_length(), v.has_gold_depth() ? v.gold_depth() : -1.0};
 }
 
 std::string ConfigKey(const RunResults& r) {
@@ -103,18 +109,14 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
         const TaskResult& st = s->models(mi).tasks(ti);
         if (st.metrics_size() > t->metrics_size()) *t->mutable_metrics() = st.metrics();
       }
-      std::set<std::tuple<int64_t, double, std::string>> listed;
-      for (const MetricValue& mv : t->metrics()) {
-        listed.emplace(mv.context_length(), mv.has_gold_depth() ? mv.gold_depth() : -1.0,
-                       mv.name());
-      }
+      std::set<std::pair<std::pair<int64_t, double>, std::string>> listed;
+      for (const MetricValue& mv : t->metrics()) listed.emplace(Group(mv), mv.name());
       std::vector<DocValues> docs;
       int64_t requests = 0, truncated = 0;
       for (const RunResults* s : by_index) {
         const TaskResult& st = s->models(mi).tasks(ti);
         for (const MetricValue& mv : st.metrics()) {
-          if (!listed.count({mv.context_length(), mv.has_gold_depth() ? mv.gold_depth() : -1.0,
-                             mv.name()})) {
+          if (!listed.count({Group(mv), mv.name()})) {
             return absl::FailedPreconditionError(absl::StrCat(
                 "merge: shard ", s->config().shard_index(), " has ", st.task(), " ", mv.name(),
                 " at length ", mv.context_length(), ", which no shard with more metrics has"));
@@ -131,14 +133,12 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
       }
       // Per (length, depth) group, in document order, as the unsharded run
       // sums them. Short-context tasks have one group.
-      auto group = [](const DocValues& d) {
-        return std::make_pair(d.context_length(), d.has_gold_depth() ? d.gold_depth() : -1.0);
-      };
-      std::sort(docs.begin(), docs.end(), [&](const DocValues& a, const DocValues& b) {
-        return std::make_pair(group(a), a.doc_index()) < std::make_pair(group(b), b.doc_index());
+      std::sort(docs.begin(), docs.end(), [](const DocValues& a, const DocValues& b) {
+        return std::make_pair(Group(a), a.doc_index()) < std::make_pair(Group(b), b.doc_index());
       });
       for (size_t d = 1; d < docs.size(); ++d) {
-        if (group(docs[d]) == group(docs[d - 1]) && docs[d].doc_index() == docs[d - 1].doc_index()) {
+        if (Group(docs[d]) == Group(docs[d - 1]) &&
+            docs[d].doc_index() == docs[d - 1].doc_index()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "merge: document ", docs[d].doc_index(), " of ", t->task(), " is in two shards"));
         }
@@ -150,12 +150,11 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
       std::map<std::pair<int64_t, double>, int> seen;  // metrics so far per group
       for (int k = 0; k < t->metrics_size(); ++k) {
         MetricValue* mv = t->mutable_metrics(k);
-        const auto g = std::make_pair(mv->context_length(),
-                                      mv->has_gold_depth() ? mv->gold_depth() : -1.0);
+        const auto g = Group(*mv);
         const int pos = seen[g]++;
         std::vector<double> xs;
         for (const DocValues& d : docs) {
-          if (group(d) != g) continue;
+          if (Group(d) != g) continue;
           if (pos >= d.values_size()) {
             return absl::FailedPreconditionError(absl::StrCat(
                 "merge: document ", d.doc_index(), " of ", t->task(), " lacks a value for ",

@@ -25,6 +25,18 @@ int RunCli(const std::string& args, std::string* out, std::string* err) {
   return r.code;
 }
 
+// Runs `common` as shards 0..n-1 of n into the report directories dir/s<i>;
+// "" when every shard succeeds, else the failing shard's stderr.
+std::string RunShards(const std::string& common, const std::string& dir, int n) {
+  std::string out, err;
+  for (int i = 0; i < n; ++i) {
+    if (RunCli(absl::StrCat(common, "--shard ", i, "/", n, " --out ", dir, "/s", i), &out, &err)) {
+      return absl::StrCat("shard ", i, "/", n, ": ", err);
+    }
+  }
+  return "";
+}
+
 reports::ComparisonReport LoadReport(const std::string& path) {
   reports::ComparisonReport r;
   auto st = google::protobuf::util::JsonStringToMessage(testing::ReadFileOrDie(path), &r);
@@ -205,13 +217,7 @@ TEST(CompareTest, FromShardsEqualsTheUnshardedCompare) {
       "--allow-length-extrapolation --limit 8 --no-logit-agreement --bootstrap 300 --no-progress ";
   std::string out, err;
   ASSERT_EQ(RunCli(common + "--out " + dir + "/all", &out, &err), 0) << err;
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_EQ(RunCli(common + "--shard " + std::to_string(i) + "/3 --out " + dir + "/s" +
-                         std::to_string(i),
-                     &out, &err),
-              0)
-        << err;
-  }
+  ASSERT_EQ(RunShards(common, dir, 3), "");
   const std::string shards = dir + "/s2 " + dir + "/s0 " + dir + "/s1";
   // (The shards' --bootstrap 300 is taken from their reports.)
   ASSERT_EQ(RunCli("compare --from-shards " + shards + " --out " + dir + "/merged",
@@ -244,13 +250,7 @@ TEST(CompareTest, ShardWithoutDocumentsSaysSoAndJoins) {
       "--limit 1 --no-logit-agreement --bootstrap 100 --no-progress ";
   std::string out, err;
   ASSERT_EQ(RunCli(common + "--out " + dir + "/all", &out, &err), 0) << err;
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(RunCli(common + "--shard " + std::to_string(i) + "/2 --out " + dir + "/s" +
-                         std::to_string(i),
-                     &out, &err),
-              0)
-        << err;
-  }
+  ASSERT_EQ(RunShards(common, dir, 2), "");
   EXPECT_THAT(testing::ReadFileOrDie(dir + "/s1/report.md"),
               HasSubstr("No documents of piqa, ruler_niah_single_1 in this shard (1/2)"));
   EXPECT_THAT(testing::ReadFileOrDie(dir + "/s0/report.md"), Not(HasSubstr("No documents")));

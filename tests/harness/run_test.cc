@@ -26,6 +26,17 @@ Result RunCli(const std::string& args) {
   return testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
 }
 
+// Runs `common` as shards 0..n-1 of n into dir/s<i>.json; "" when every
+// shard succeeds, else the failing shard's stderr.
+std::string RunShards(const std::string& common, const std::string& dir, int n) {
+  for (int i = 0; i < n; ++i) {
+    Result r =
+        RunCli(absl::StrCat(common, "--shard ", i, "/", n, " --out ", dir, "/s", i, ".json"));
+    if (r.code != 0) return absl::StrCat("shard ", i, "/", n, ": ", r.err);
+  }
+  return "";
+}
+
 reports::RunResults Load(const std::string& path) {
   auto r = reports::ResultsFromJson(testing::ReadFileOrDie(path), path);
   EXPECT_TRUE(r.ok()) << r.status();
@@ -117,11 +128,7 @@ TEST(RunTest, MergeOfLongContextShardsEqualsTheUnshardedRun) {
       "run --tasks ruler_niah_single_1,ruler_niah_multikey_1 --lengths 1024,2048 "
       "--allow-length-extrapolation --limit 3 --no-progress ";
   ASSERT_EQ(RunCli(common + "--out " + dir + "/all.json").code, 0);
-  for (int i = 0; i < 2; ++i) {
-    Result r = RunCli(common + "--shard " + std::to_string(i) + "/2 --out " + dir + "/s" +
-                      std::to_string(i) + ".json");
-    ASSERT_EQ(r.code, 0) << r.err;
-  }
+  ASSERT_EQ(RunShards(common, dir, 2), "");
   Result m = RunCli("merge " + dir + "/s1.json " + dir + "/s0.json --out " + dir + "/merged.json");
   ASSERT_EQ(m.code, 0) << m.err;
   reports::RunResults all = Load(dir + "/all.json"), merged = Load(dir + "/merged.json");
@@ -159,11 +166,7 @@ TEST(RunTest, MergeTakesLongContextShardsThatHoldNoSample) {
       "run --tasks ruler_niah_single_1,ruler_niah_multikey_1 --lengths 1024 "
       "--allow-length-extrapolation --limit 1 --no-progress ";
   ASSERT_EQ(RunCli(common + "--out " + dir + "/all.json").code, 0);
-  for (int i = 0; i < 3; ++i) {
-    Result r = RunCli(common + "--shard " + std::to_string(i) + "/3 --out " + dir + "/s" +
-                      std::to_string(i) + ".json");
-    ASSERT_EQ(r.code, 0) << r.err;
-  }
+  ASSERT_EQ(RunShards(common, dir, 3), "");
   const reports::RunResults empty = Load(dir + "/s2.json");
   ASSERT_EQ(empty.models(0).tasks_size(), 2);
   EXPECT_EQ(empty.models(0).tasks(0).num_docs(), 0);
@@ -204,12 +207,7 @@ TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
   const std::string dir = testing::MakeTempDir("merge");
   const std::string common = "run --tasks piqa,boolq,lambada_openai --limit 9 --no-progress ";
   ASSERT_EQ(RunCli(common + "--out " + dir + "/all.json").code, 0);
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_EQ(RunCli(common + "--shard " + std::to_string(i) + "/3 --out " + dir + "/s" +
-                     std::to_string(i) + ".json")
-                  .code,
-              0);
-  }
+  ASSERT_EQ(RunShards(common, dir, 3), "");
   Result m = RunCli("merge " + dir + "/s2.json " + dir + "/s0.json " + dir + "/s1.json --out " +
                     dir + "/merged.json");
   ASSERT_EQ(m.code, 0) << m.err;
