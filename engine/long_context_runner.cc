@@ -248,7 +248,8 @@ absl::StatusOr<std::vector<Job>> BuildJobs(const Group& group, const LongContext
 // reaches the cache as it goes; with replicas, each slice goes to whichever
 // is free (greedy decoding is batch-invariant: the same text either way).
 // `done` counts samples finished in the run.
-absl::Status GenerateMissing(absl::Span<model::LanguageModel* const> models,
+absl::Status GenerateMissing(absl::Span<model::Transformer* const> models,
+                             const model::Tokenizer& tok,
                              const std::vector<Job>& jobs, GenerationOptions go,
                              int64_t max_batch, int64_t total, ProgressLine& progress,
                              GenerationCache& cache, int64_t& done, int64_t& cached) {
@@ -273,7 +274,7 @@ absl::Status GenerateMissing(absl::Span<model::LanguageModel* const> models,
     };
     const size_t b = i * slice, e = std::min(todo.size(), b + slice);
     absl::StatusOr<std::vector<GenerationResult>> res =
-        GenerateGreedy(models[r]->transformer(), *models[r]->tokenizer(),
+        GenerateGreedy(*models[r], tok,
                        absl::MakeConstSpan(todo).subspan(b, e - b), gr);
     std::lock_guard<std::mutex> lock(mu);
     in_slice[r] = 0;
@@ -281,7 +282,7 @@ absl::Status GenerateMissing(absl::Span<model::LanguageModel* const> models,
                               ? res.status()
                               : Annotate(res.status(),
                                          absl::StrCat("replica ", r, " (",
-                                                      models[r]->transformer().backend().name(),
+                                                      models[r]->backend().name(),
                                                       ")")));
     for (size_t k = 0; k < res->size(); ++k) {
       FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {(*res)[k].text, (*res)[k].finish}));
@@ -434,15 +435,15 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   }
   // Memory is computed before anything runs, per device, and a run that
   // cannot fit stops.
-  std::vector<model::LanguageModel*> models = {&model};
+  std::vector<model::Transformer*> models = {&model.transformer()};
   models.insert(models.end(), o.replicas.begin(), o.replicas.end());
   std::map<std::string, int64_t> needs;  // by device: CPU replicas share the host's memory
-  for (model::LanguageModel* m : models) {
-    kernels::Backend& backend = m->transformer().backend();
+  for (model::Transformer* m : models) {
+    kernels::Backend& backend = m->backend();
     const int64_t one = model::EstimateGenerationBytes(
         cfg, max_len, cfg.focal.NeedsWholeSequence() ? max_len : o.prefill_chunk, o.max_batch,
         backend);
-    if (m == &model) run.set_memory_estimate_bytes(one);
+    if (m == models[0]) run.set_memory_estimate_bytes(one);
     const int64_t need = needs[backend.name()] += one;
     const int64_t avail = backend.AvailableMemoryBytes();
     std::cerr << absl::StrFormat(
@@ -495,7 +496,7 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
     }
     if (!jobs.ok()) return jobs.status();
     FOCAL_RETURN_IF_ERROR(
-        GenerateMissing(models, *jobs, go, o.max_batch, total, progress, cache, done, cached));
+        GenerateMissing(models, tok, *jobs, go, o.max_batch, total, progress, cache, done, cached));
     FOCAL_RETURN_IF_ERROR(samples_log(ScoreJobs(*jobs, cache, o, run, scores, details)));
     if (details != nullptr && o.attention_samples > 0) {
       FOCAL_RETURN_IF_ERROR(ProbeAttention(model, o, lc.count_tokens, *jobs, *details));

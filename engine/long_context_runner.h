@@ -48,9 +48,10 @@ struct LongContextOptions {
   // way; it pays when the model leaves a core free (a GPU, or --threads
   // below the core count).
   bool build_ahead = false;
-  // The same model on further devices (--device cpu,cpu / cuda:0,cuda:1):
-  // generation slices go to whichever replica is free. Not owned.
-  std::vector<model::LanguageModel*> replicas;
+  // The same model's forward pass on further devices (--device cpu,cpu /
+  // cuda:0,cuda:1): generation slices go to whichever replica is free. Not
+  // owned.
+  std::vector<model::Transformer*> replicas;
 };
 
 // Receives per-sample JSON lines (whole lines) as work finishes.

@@ -219,8 +219,12 @@ reports::RunResults NewResults(const RunOptions& o, const TaskSelection& sel) {
 struct LoadedModel {
   std::string dir;
   std::unique_ptr<model::LanguageModel> model;
-  // --device with several entries: the same model on the other devices.
-  std::vector<std::unique_ptr<model::LanguageModel>> replicas;
+  // --device with several entries: the model's forward pass on each further
+  // device. One that can read the first device's buffers (a CPU beside a
+  // CPU) shares its weights; any other loads the model again.
+  std::vector<std::unique_ptr<model::Transformer>> shared;
+  std::vector<std::unique_ptr<model::LanguageModel>> copies;
+  std::vector<model::Transformer*> replicas;  // in --device order, the first's excluded
   const model::Tokenizer* tok = nullptr;
   bool add_bos = true;
   int64_t max_length = 0;
@@ -256,12 +260,20 @@ absl::StatusOr<LoadedModel> LoadModel(
   lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
   FOCAL_ASSIGN_OR_RETURN(lm.model, model::LanguageModel::Load(dir, backend, lo));
   for (size_t r = 1; r < backends.size(); ++r) {
-    absl::StatusOr<std::unique_ptr<model::LanguageModel>> replica =
-        model::LanguageModel::Load(dir, *backends[r], lo);
-    if (!replica.ok()) {
-      return Annotate(replica.status(), absl::StrCat("replica on ", backends[r]->name()));
+    absl::StatusOr<std::unique_ptr<model::Transformer>> shared =
+        lm.model->TransformerOn(*backends[r]);
+    if (shared.ok()) {
+      lm.shared.push_back(*std::move(shared));
+      lm.replicas.push_back(lm.shared.back().get());
+      continue;
     }
-    lm.replicas.push_back(*std::move(replica));
+    absl::StatusOr<std::unique_ptr<model::LanguageModel>> copy =
+        model::LanguageModel::Load(dir, *backends[r], lo);
+    if (!copy.ok()) {
+      return Annotate(copy.status(), absl::StrCat("replica on ", backends[r]->name()));
+    }
+    lm.copies.push_back(*std::move(copy));
+    lm.replicas.push_back(&lm.copies.back()->transformer());
   }
   lm.tok = lm.model->tokenizer();
   FOCAL_ASSIGN_OR_RETURN(std::string weights_sha, model::WeightsSha256(lm.model->store()));
@@ -298,7 +310,7 @@ absl::StatusOr<LoadedModel> LoadModel(
 // The model's transformer on every device, the first device's first.
 std::vector<model::Transformer*> Replicas(const LoadedModel& lm) {
   std::vector<model::Transformer*> tfs = {&lm.model->transformer()};
-  for (const auto& r : lm.replicas) tfs.push_back(&r->transformer());
+  tfs.insert(tfs.end(), lm.replicas.begin(), lm.replicas.end());
   return tfs;
 }
 
@@ -646,8 +658,7 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
                            ? ""
                            : absl::StrCat(lm.cache_path.substr(0, lm.cache_path.size() - 6),
                                           "-gen.jsonl");
-      lco.replicas.clear();
-      for (const auto& r : lm.replicas) lco.replicas.push_back(r.get());
+      lco.replicas = lm.replicas;
       FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*lm.model, lco, *lm.run, samples, md));
     }
     const double secs =

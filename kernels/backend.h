@@ -76,6 +76,10 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "cpu", "cuda:0"
+  // Whether this backend's ops can read buffers `other` allocated or
+  // uploaded, so a replica of a model can share the other's weights instead
+  // of holding a copy. By default only its own.
+  virtual bool CanUseBuffersOf(const Backend& other) const { return &other == this; }
 
   virtual absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) = 0;
   // Makes a weight usable by this backend's ops from host memory of dtype

@@ -43,6 +43,7 @@ namespace focal::kernels {
 // synchronisation, which every op's check uses but which compute nothing.
 #define FOCAL_BACKEND_SERVICES(X) \
   X(name)                         \
+  X(CanUseBuffersOf)              \
   X(AvailableMemoryBytes)         \
   X(ScratchBytes)                 \
   X(PeakMemoryBytes)              \

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
@@ -94,6 +95,17 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_
         std::make_unique<Transformer>(m->config_, m->weights_, backend, options.transformer);
   }
   return m;
+}
+
+absl::StatusOr<std::unique_ptr<Transformer>> LanguageModel::TransformerOn(
+    kernels::Backend& backend) const {
+  FOCAL_CHECK(transformer_ != nullptr);  // not after a validate_only load
+  if (!backend.CanUseBuffersOf(transformer_->backend())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(dir_, ": the weights on ", transformer_->backend().name(),
+                     " cannot be read by ", backend.name(), "; load the model there"));
+  }
+  return std::make_unique<Transformer>(config_, weights_, backend, transformer_->options());
 }
 
 std::vector<int64_t> LanguageModel::StopIds() const {

@@ -47,6 +47,11 @@ class LanguageModel {
   const TensorStore& store() const { return store_; }
   // Not available after a validate_only load.
   Transformer& transformer() { return *transformer_; }
+  // The forward pass on another backend over these same weights, for a
+  // replica that needs no copy of them (CPU backends all read host memory).
+  // FailedPrecondition when `backend` cannot read this model's buffers: load
+  // the model again on it instead. The result must not outlive the model.
+  absl::StatusOr<std::unique_ptr<Transformer>> TransformerOn(kernels::Backend& backend) const;
   // nullptr when the directory has no tokenizer and none was required.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
   // The path given to Load (a directory, or a .gguf file).

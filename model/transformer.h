@@ -82,6 +82,8 @@ class Transformer {
 
   const ModelConfig& config() const { return config_; }
   kernels::Backend& backend() const { return backend_; }
+  const LlamaWeights& weights() const { return weights_; }
+  const TransformerOptions& options() const { return options_; }
 
  private:
   // Softmax scale per packed row for `layer`.

@@ -129,6 +129,10 @@ absl::StatusOr<Buffer> CpuBackend::Allocate(DType dtype, int64_t rows, int64_t c
   return Buffer(Tensor{p, dtype, rows, cols}, FreeAligned);
 }
 
+bool CpuBackend::CanUseBuffersOf(const Backend& other) const {
+  return dynamic_cast<const CpuBackend*>(&other) != nullptr;
+}
+
 absl::StatusOr<Buffer> CpuBackend::UploadWeight(const void* host, DType src, int64_t rows,
                                                 int64_t cols) {
   // F32 weights in the memory map are used in place (no copy) when aligned.

@@ -21,6 +21,8 @@ class CpuBackend : public Backend {
   explicit CpuBackend(int num_threads);
 
   std::string name() const override { return "cpu"; }
+  // Every CPU backend keeps F32 in host memory: any of them can read another's.
+  bool CanUseBuffersOf(const Backend& other) const override;
   absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) override;
   absl::StatusOr<Buffer> UploadWeight(const void* host, DType src, int64_t rows,
                                       int64_t cols) override;

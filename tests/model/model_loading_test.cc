@@ -3,6 +3,9 @@
 // file and the field or tensor.
 #include <cstring>
 #include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
@@ -75,6 +78,54 @@ TEST_F(ModelLoadingTest, ValidateOnlyChecksWithoutUploading) {
   EditConfig(dir, "\"intermediate_size\": 172", "\"intermediate_size\": 170");
   EXPECT_THAT(LanguageModel::Load(dir, backend_, o),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gate_proj")));
+}
+
+// A CPU backend that, like a device, reads only the buffers it made itself.
+class PrivateMemoryBackend : public kernels::CpuBackend {
+ public:
+  PrivateMemoryBackend() : CpuBackend(1) {}
+  std::string name() const override { return "cpu-private"; }
+  bool CanUseBuffersOf(const Backend& other) const override { return &other == this; }
+};
+
+// --device cpu,cpu: the second replica runs over the first one's weights (no
+// second copy in memory) and scores exactly as the first does.
+TEST_F(ModelLoadingTest, TransformerOnAnotherCpuBackendSharesTheWeights) {
+  auto m = Load(testing::SourcePath(kGqa));
+  ASSERT_TRUE(m.ok()) << m.status();
+  kernels::CpuBackend other(1);
+  absl::StatusOr<std::unique_ptr<Transformer>> tf = (*m)->TransformerOn(other);
+  ASSERT_TRUE(tf.ok()) << tf.status();
+  EXPECT_EQ(&(*tf)->backend(), &other);
+  EXPECT_EQ(&(*tf)->weights(), &(*m)->weights());
+
+  const std::vector<int32_t> tokens = {1, 17, 250, 3, 99, 5};
+  const std::vector<int64_t> rows = {0, 2, 5};
+  const std::vector<int32_t> targets = {17, 3, 42};
+  std::vector<std::vector<TokenScore>> scores[2];
+  Transformer* tfs[2] = {&(*m)->transformer(), tf->get()};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<KvCache> cache = tfs[i]->NewCache(tokens.size());
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    const SeqInput in{&*cache, tokens, rows, targets};
+    ASSERT_TRUE(tfs[i]->Forward({in}, scores[i]).ok());
+  }
+  ASSERT_EQ(scores[0].size(), 1u);
+  ASSERT_EQ(scores[0][0].size(), rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    EXPECT_EQ(scores[0][0][r].logprob, scores[1][0][r].logprob) << r;
+    EXPECT_EQ(scores[0][0][r].argmax, scores[1][0][r].argmax) << r;
+  }
+}
+
+TEST_F(ModelLoadingTest, TransformerOnABackendThatCannotReadTheWeightsIsRefused) {
+  auto m = Load(testing::SourcePath(kGqa));
+  ASSERT_TRUE(m.ok()) << m.status();
+  PrivateMemoryBackend other;
+  EXPECT_THAT((*m)->TransformerOn(other),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("gqa_untied"), HasSubstr("cpu-private"),
+                             HasSubstr("load the model there"))));
 }
 
 TEST_F(ModelLoadingTest, ShapeMismatchNamesTensor) {
