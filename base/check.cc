@@ -7,8 +7,8 @@
 namespace focal::internal {
 
 void CheckFailed(const char* file, int line, const char* expr) {
-  std::fprintf(stderr, "%s:%d: FOCAL_CHECK failed: %s (this is a bug in focal-eval)\n",
-               file, line, expr);
+  std::fprintf(stderr, "%s:%d: FOCAL_CHECK failed: %s (this is a bug in focal-eval)\n", file, line,
+               expr);
   std::fflush(stderr);
   std::abort();
 }

@@ -8,8 +8,8 @@ namespace focal::internal {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* expr);
 }  // namespace focal::internal
 
-#define FOCAL_CHECK(cond)                                            \
-  do {                                                               \
+#define FOCAL_CHECK(cond)                                                   \
+  do {                                                                      \
     if (!(cond)) ::focal::internal::CheckFailed(__FILE__, __LINE__, #cond); \
   } while (0)
 

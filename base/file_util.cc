@@ -73,7 +73,8 @@ absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Open(absl::string_view path) 
 }
 
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
-    : path_(std::move(other.path_)), tmp_(std::move(other.tmp_)),
+    : path_(std::move(other.path_)),
+      tmp_(std::move(other.tmp_)),
       fd_(std::exchange(other.fd_, -1)) {}
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -116,9 +117,9 @@ absl::StatusOr<FileLock> FileLock::Acquire(absl::string_view path) {
     const ssize_t n = ::pread(lock.fd_, pid, sizeof(pid) - 1, 0);
     std::string holder = n > 0 ? std::string(pid, n) : "unknown";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "'", path, "' is in use by another focal-eval process (pid ", holder, ", lock ",
-        lock_path, "): wait for it to finish, or choose another path"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path, "' is in use by another focal-eval process (pid ", holder,
+                     ", lock ", lock_path, "): wait for it to finish, or choose another path"));
   }
   // Who holds it, for the message above (best effort).
   const std::string pid = absl::StrCat(::getpid(), "\n");

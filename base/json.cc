@@ -45,12 +45,18 @@ const JsonValue* JsonValue::Find(absl::string_view key) const {
 }
 const char* JsonValue::TypeName(Type t) {
   switch (t) {
-    case Type::kNull: return "null";
-    case Type::kBool: return "boolean";
-    case Type::kNumber: return "number";
-    case Type::kString: return "string";
-    case Type::kArray: return "array";
-    case Type::kObject: return "object";
+    case Type::kNull:
+      return "null";
+    case Type::kBool:
+      return "boolean";
+    case Type::kNumber:
+      return "number";
+    case Type::kString:
+      return "string";
+    case Type::kArray:
+      return "array";
+    case Type::kObject:
+      return "object";
   }
   return "?";
 }
@@ -219,10 +225,14 @@ class JsonParser {
     for (int i = 0; i < 4; ++i) {
       char c = s_[pos_++];
       out <<= 4;
-      if (c >= '0' && c <= '9') out |= c - '0';
-      else if (c >= 'a' && c <= 'f') out |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') out |= c - 'A' + 10;
-      else return Error("bad hex digit in \\u escape");
+      if (c >= '0' && c <= '9')
+        out |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        out |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        out |= c - 'A' + 10;
+      else
+        return Error("bad hex digit in \\u escape");
     }
     return absl::OkStatus();
   }
@@ -244,14 +254,30 @@ class JsonParser {
       if (pos_ >= s_.size()) return Error("unterminated escape");
       char e = s_[pos_++];
       switch (e) {
-        case '"': out.push_back('"'); break;
-        case '\\': out.push_back('\\'); break;
-        case '/': out.push_back('/'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
+        case '"':
+          out.push_back('"');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '/':
+          out.push_back('/');
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (absl::Status st = ParseHex4(cp); !st.ok()) return st;

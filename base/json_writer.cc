@@ -12,7 +12,8 @@ std::string Exact(double v) { return absl::StrFormat("%.17g", v); }
 template <typename T, typename F>
 std::string Array(absl::Span<const T> values, F format) {
   std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i ? ", " : "", format(values[i]));
+  for (size_t i = 0; i < values.size(); ++i)
+    absl::StrAppend(&out, i ? ", " : "", format(values[i]));
   return out + "]";
 }
 
@@ -33,11 +34,21 @@ std::string JsonQuote(absl::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));

@@ -38,7 +38,8 @@ PyRandom::PyRandom(uint64_t seed) {
     if (j >= key_len) j = 0;
   }
   for (int k = 623; k > 0; --k) {
-    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941u)) - static_cast<uint32_t>(i);
+    mt_[i] =
+        (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941u)) - static_cast<uint32_t>(i);
     ++i;
     if (i >= 624) {
       mt_[0] = mt_[623];

@@ -14,11 +14,11 @@
 #define FOCAL_CONCAT_(a, b) FOCAL_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define FOCAL_RETURN_IF_ERROR(expr)                                  \
-  do {                                                               \
+#define FOCAL_RETURN_IF_ERROR(expr)                                   \
+  do {                                                                \
     if (::absl::Status focal_status_ = (expr); !focal_status_.ok()) { \
-      return focal_status_;                                          \
-    }                                                                \
+      return focal_status_;                                           \
+    }                                                                 \
   } while (0)
 
 // `lhs = value of rexpr` (an absl::StatusOr), or returns its error status.

@@ -14,12 +14,12 @@ size_t Utf8WellFormedAt(absl::string_view s, size_t i, size_t* prefix) {
     need = 2;
   } else if (c >= 0xE0 && c <= 0xEF) {
     need = 3;
-    if (c == 0xE0) lo = 0xA0;   // no overlongs
-    if (c == 0xED) hi = 0x9F;   // no surrogates
+    if (c == 0xE0) lo = 0xA0;  // no overlongs
+    if (c == 0xED) hi = 0x9F;  // no surrogates
   } else if (c >= 0xF0 && c <= 0xF4) {
     need = 4;
-    if (c == 0xF0) lo = 0x90;   // no overlongs
-    if (c == 0xF4) hi = 0x8F;   // not past U+10FFFF
+    if (c == 0xF0) lo = 0x90;  // no overlongs
+    if (c == 0xF4) hi = 0x8F;  // not past U+10FFFF
   } else {
     return 0;
   }

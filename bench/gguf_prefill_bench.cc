@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/bench_util.h"
 #include "base/thread_pool.h"
+#include "bench/bench_util.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/language_model.h"
@@ -65,7 +65,7 @@ class TimedBackend : public Backend {
     int64_t calls = 0;
   };
   std::map<std::string, Stat> ops;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Stat> gemms;  // (M, N, K)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Stat> gemms;   // (M, N, K)
   std::map<std::tuple<int64_t, int64_t, int64_t>, Stat> paired;  // sgemm, --paired-sgemm
   bool pair_sgemm = false;
 
@@ -204,8 +204,9 @@ void PrintProfile(TimedBackend& be, double forward_seconds, int64_t passes) {
   }
   std::printf("| (outside ops) | | %.3f | %.1f%% |\n\n", forward_seconds - in_ops,
               100 * (forward_seconds - in_ops) / forward_seconds);
-  std::printf("| GEMM (M x N x K) | calls | ours s | ours GFLOP/s | sgemm GFLOP/s | ours/sgemm |\n"
-              "|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| GEMM (M x N x K) | calls | ours s | ours GFLOP/s | sgemm GFLOP/s | ours/sgemm |\n"
+      "|---|---:|---:|---:|---:|---:|\n");
   double ours_total = 0, blas_total = 0;
   for (const auto& [shape, st] : be.gemms) {
     const auto [m, n, k] = shape;
@@ -215,8 +216,8 @@ void PrintProfile(TimedBackend& be, double forward_seconds, int64_t passes) {
     const auto p = be.paired.find(shape);
     const bool in_place = p != be.paired.end() && p->second.calls == st.calls;
     if (!in_place) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const double blas = in_place ? p->second.seconds / p->second.calls
-                                 : SgemmSeconds(m, n, k, flop < 1e9 ? 7 : 3);
+    const double blas =
+        in_place ? p->second.seconds / p->second.calls : SgemmSeconds(m, n, k, flop < 1e9 ? 7 : 3);
     const double ours = st.seconds / st.calls;
     ours_total += st.seconds;
     blas_total += blas * st.calls;
@@ -225,10 +226,11 @@ void PrintProfile(TimedBackend& be, double forward_seconds, int64_t passes) {
                 static_cast<long long>(st.calls), st.seconds, flop / ours / 1e9, flop / blas / 1e9,
                 100 * blas / ours);
   }
-  std::printf("\nGEMMs: ours %.3f s, sgemm would take %.3f s (%.0f%%); whole forward passes "
-              "%.3f s: sgemm's GEMM time is %.0f%% of it\n",
-              ours_total, blas_total, 100 * blas_total / ours_total, forward_seconds,
-              100 * blas_total / forward_seconds);
+  std::printf(
+      "\nGEMMs: ours %.3f s, sgemm would take %.3f s (%.0f%%); whole forward passes "
+      "%.3f s: sgemm's GEMM time is %.0f%% of it\n",
+      ours_total, blas_total, 100 * blas_total / ours_total, forward_seconds,
+      100 * blas_total / forward_seconds);
 }
 
 }  // namespace
@@ -249,7 +251,9 @@ int main(int argc, char** argv) {
     } else if (const size_t eq = a.find('='); eq != std::string::npos && a[0] != '-') {
       models.emplace_back(a.substr(0, eq), a.substr(eq + 1));
     } else {
-      std::fprintf(stderr, "usage: %s --threads N --tokens FILE [--paired-sgemm] LABEL=PATH.gguf...\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s --threads N --tokens FILE [--paired-sgemm] LABEL=PATH.gguf...\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -331,8 +335,8 @@ int main(int argc, char** argv) {
     // The sum of log-probs, so a numerics change shows up in the log.
     double sum = 0;
     for (const auto& ts : out[0]) sum += ts.logprob;
-    std::printf("%s %s %lld %.6f %.9g\n", label.c_str(), mode.c_str(), static_cast<long long>(T),
-                s, sum);
+    std::printf("%s %s %lld %.6f %.9g\n", label.c_str(), mode.c_str(), static_cast<long long>(T), s,
+                sum);
     std::fflush(stdout);
   }
   return 0;

@@ -7,11 +7,11 @@
 // Usage: helmet_bench [--samples N] [--lengths 8192,...] [--tasks T,...]
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,10 +21,10 @@
 #include "absl/strings/str_split.h"
 #include "base/asset_root.h"
 #include "base/status_macros.h"
-#include "engine/long_context_runner.h"
 #include "datasets/generator.h"
 #include "datasets/helmet.h"
 #include "datasets/long_context.h"
+#include "engine/long_context_runner.h"
 #include "model/gguf.h"
 #include "model/tokenizer.h"
 #include "model/tokenizer_loader.h"
@@ -81,11 +81,14 @@ int main(int argc, char** argv) {
     }
   }
   if (toks.empty()) {
-    std::fprintf(stderr, "no tokenizer: needs ../shared/models/llama2-tokenizer or the default model\n");
+    std::fprintf(stderr,
+                 "no tokenizer: needs ../shared/models/llama2-tokenizer or the default model\n");
     return 1;
   }
-  std::printf("HELMET prompt construction, %lld samples per task and length, one thread; "
-              "seconds per sample\n", static_cast<long long>(samples));
+  std::printf(
+      "HELMET prompt construction, %lld samples per task and length, one thread; "
+      "seconds per sample\n",
+      static_cast<long long>(samples));
   for (const auto& [name, tok] : toks) {
     focal::datasets::GeneratorOptions o =
         focal::engine::TokenizerGeneratorOptions(*tok, tok->adds_bos());

@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <string>
 
+#include "base/asset_root.h"
 #include "datasets/hotpotqa_long.h"
 #include "datasets/ruler.h"
-#include "base/asset_root.h"
 #include "model/sentencepiece_tokenizer.h"
 
 int main(int argc, char** argv) {
@@ -23,8 +23,9 @@ int main(int argc, char** argv) {
   const std::string root = focal::AssetRoot();
   const std::string shared = root + "/../shared";
   const bool have_shared = std::filesystem::exists(shared + "/data");
-  const std::string tok_path = have_shared ? shared + "/models/llama2-tokenizer/tokenizer.model"
-                                           : std::string(FOCAL_STORIES260K_DIR) + "/tokenizer.model";
+  const std::string tok_path = have_shared
+                                   ? shared + "/models/llama2-tokenizer/tokenizer.model"
+                                   : std::string(FOCAL_STORIES260K_DIR) + "/tokenizer.model";
   auto tok = focal::model::SentencePieceTokenizer::Load(tok_path);
   if (!tok.ok()) {
     std::fprintf(stderr, "%s\n", std::string(tok.status().message()).c_str());
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
   const std::string d = have_shared ? shared + "/data/" : root + "/datasets/samples/";
   o.essay_haystack = d + (have_shared ? "haystack/PaulGrahamEssays.json" : "haystack_essays.json");
   o.squad = d + (have_shared ? "squad/xquad.en.json" : "squad_sample.json");
-  o.hotpotqa = d + (have_shared ? "hotpotqa/hotpot_dev_distractor_500.jsonl" : "hotpotqa_sample.jsonl");
+  o.hotpotqa =
+      d + (have_shared ? "hotpotqa/hotpot_dev_distractor_500.jsonl" : "hotpotqa_sample.jsonl");
   o.word_list = root + "/datasets/words/ruler_words.txt";
   std::printf("prompt construction, %lld samples per task and length; tokenizer %s; data %s\n\n",
               static_cast<long long>(samples), tok_path.c_str(), d.c_str());

@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "bench/bench_util.h"
-#include "base/thread_pool.h"
 #include "base/asset_root.h"
+#include "base/thread_pool.h"
+#include "bench/bench_util.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/gemm.h"
 #include "model/language_model.h"
@@ -80,8 +80,8 @@ focal::model::LlamaWeights RandomWeights(const focal::model::ModelConfig& c, Cpu
     w.layers.push_back(std::move(lw));
   }
   w.final_norm = RandomBuffer(be, 1, C, 0.0f, 1.0f, rng);
-  w.num_parameters = c.vocab_size * C + C +
-                     c.num_layers * (2 * C + 2 * qd * C + 2 * kvd * C + 3 * F * C);
+  w.num_parameters =
+      c.vocab_size * C + C + c.num_layers * (2 * C + 2 * qd * C + 2 * kvd * C + 3 * F * C);
   return w;
 }
 
@@ -134,8 +134,7 @@ std::pair<double, double> GemmGflops(int64_t M, int64_t N, int64_t K, int thread
   openblas_set_num_threads(threads);
   std::vector<double> blas, ours;
   auto gemm = [&] {
-    focal::kernels::cpu::ParallelGemmNT(pool, {a.data(), K}, {b.data(), K}, {c.data(), N}, M, N,
-                                        K);
+    focal::kernels::cpu::ParallelGemmNT(pool, {a.data(), K}, {b.data(), K}, {c.data(), N}, M, N, K);
   };
   for (int r = 0; r < repeats; ++r) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -154,14 +153,19 @@ std::pair<double, double> GemmGflops(int64_t M, int64_t N, int64_t K, int thread
 }
 
 int PrintGemmTable(int all, int repeats) {
-  std::printf("\n| GEMM (M x N x K) | OpenBLAS, %d threads | ours, %d threads | OpenBLAS, 1 thread "
-              "| ours, 1 thread |\n|---|---:|---:|---:|---:|\n",
-              all, all);
+  std::printf(
+      "\n| GEMM (M x N x K) | OpenBLAS, %d threads | ours, %d threads | OpenBLAS, 1 thread "
+      "| ours, 1 thread |\n|---|---:|---:|---:|---:|\n",
+      all, all);
   // The random-110M linear layers at 512 and 2048 tokens (q/k/v/o, gate/up,
   // down), one decode-sized call, and the LM head for 64 scored rows.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{512, 768, 768},
-                         {512, 2048, 768}, {512, 768, 2048}, {2048, 768, 768},
-                         {2048, 2048, 768}, {2048, 768, 2048}, {1, 2048, 768},
+                         {512, 2048, 768},
+                         {512, 768, 2048},
+                         {2048, 768, 768},
+                         {2048, 2048, 768},
+                         {2048, 768, 2048},
+                         {1, 2048, 768},
                          {64, 32000, 768}}) {
     const auto [blas_all, ours_all] = GemmGflops(m, n, k, all, repeats);
     const auto [blas_one, ours_one] = GemmGflops(m, n, k, 1, repeats);
@@ -206,9 +210,9 @@ int main(int argc, char** argv) {
     focal::model::Transformer* tf;
     int64_t params;
   };
-  for (const Case& c : {Case{"stories260K", &(*stories)->transformer(),
-                             (*stories)->weights().num_parameters},
-                        Case{"random-110M", &big_tf, big_w.num_parameters}}) {
+  for (const Case& c :
+       {Case{"stories260K", &(*stories)->transformer(), (*stories)->weights().num_parameters},
+        Case{"random-110M", &big_tf, big_w.num_parameters}}) {
     for (int64_t T : {512, 2048}) {
       const double s = TimePrefill(*c.tf, T, repeats);
       std::printf("| %s%s | %.1fM | %lld | %.4f | %.0f | %.1f |\n", c.name,
@@ -230,8 +234,9 @@ int main(int argc, char** argv) {
     small.max_position_embeddings = 32768;
     focal::model::LlamaWeights small_w = RandomWeights(small, be);
     focal::model::Transformer small_tf(small, small_w, be);
-    std::printf("\n| model (chunked prefill, 2048/step) | params | tokens | s | tokens/s |\n"
-                "|---|---:|---:|---:|---:|\n");
+    std::printf(
+        "\n| model (chunked prefill, 2048/step) | params | tokens | s | tokens/s |\n"
+        "|---|---:|---:|---:|---:|\n");
     for (int64_t T : {4096, 16384, 32768}) {
       std::vector<int32_t> tokens(T);
       for (int64_t i = 0; i < T; ++i) tokens[i] = 3 + static_cast<int32_t>((i * 7919) % 31000);

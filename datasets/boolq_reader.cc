@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "datasets/formats.h"
 #include "base/status_macros.h"
+#include "datasets/formats.h"
 
 namespace focal::datasets {
 namespace {

@@ -19,9 +19,9 @@
 namespace focal::datasets {
 
 struct GeneratorRequest {
-  std::string task;     // the spec's name (also part of every sample's seed)
-  int64_t length = 0;   // context length in the evaluated model's tokens
-  double gold_depth = -1;  // generators with uses_gold_depth
+  std::string task;                            // the spec's name (also part of every sample's seed)
+  int64_t length = 0;                          // context length in the evaluated model's tokens
+  double gold_depth = -1;                      // generators with uses_gold_depth
   std::map<std::string, std::string> options;  // the spec's generator_options
   // The spec's data_files resolved to paths; a role that is absent means the
   // generator's bundled default.

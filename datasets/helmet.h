@@ -40,7 +40,7 @@ namespace focal::datasets {
 struct IclItem {
   int64_t source_index = 0;  // position in its split as read
   std::string text;
-  int32_t label = 0;         // the HF ClassLabel id
+  int32_t label = 0;  // the HF ClassLabel id
 };
 
 struct IclDataset {

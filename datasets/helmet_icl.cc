@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "datasets/helmet.h"
-
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -16,6 +14,7 @@
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "datasets/generator.h"
+#include "datasets/helmet.h"
 #include "datasets/helmet_internal.h"
 #include "datasets/long_context.h"
 #include "datasets/reader_util.h"
@@ -28,8 +27,7 @@ namespace {
 // PolyAI/banking77 label, clinc_oos "plus" intent, and
 // nlu_evaluation_data label.
 // 6 names.
-constexpr char kTrecCoarse[] =
-    "ABBR ENTY DESC HUM LOC NUM";
+constexpr char kTrecCoarse[] = "ABBR ENTY DESC HUM LOC NUM";
 // 50 names.
 constexpr char kTrecFine[] =
     "ABBR:abb ABBR:exp ENTY:animal ENTY:body ENTY:color ENTY:cremat ENTY:currency ENTY:dismed "
@@ -187,8 +185,8 @@ absl::StatusOr<std::vector<IclItem>> ReadCsvItems(const std::string& path, char 
   for (size_t r = header ? 1 : 0; r < table.size(); ++r) {
     const CsvRow& row = table[r];
     if (row.fields.size() != num_fields) {
-      return LineError(path, row.line, absl::StrCat("expected ", num_fields, " fields, found ",
-                                                    row.fields.size()));
+      return LineError(path, row.line,
+                       absl::StrCat("expected ", num_fields, " fields, found ", row.fields.size()));
     }
     if (nlu) {  // id;scenario;intent;annotation;text;original
       rows.emplace_back(row.fields[4], absl::StrCat(row.fields[1], "_", row.fields[2]));
@@ -260,9 +258,9 @@ absl::StatusOr<IclDataset> LoadIclDataset(absl::string_view dataset,
   FOCAL_ASSIGN_OR_RETURN(auto roles, HelmetIclFiles(dataset));
   for (const auto& [role, rel] : roles) {
     if (files.count(role) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "HELMET ", dataset, " needs its data file '", rel,
-          "': pass --data-dir (a directory with the ../shared/data layout)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("HELMET ", dataset, " needs its data file '", rel,
+                       "': pass --data-dir (a directory with the ../shared/data layout)"));
     }
   }
   IclDataset d;
@@ -273,15 +271,15 @@ absl::StatusOr<IclDataset> LoadIclDataset(absl::string_view dataset,
     FOCAL_ASSIGN_OR_RETURN(d.train, ReadTrec(files.at("train"), fine, d.labels));
     FOCAL_ASSIGN_OR_RETURN(d.test, ReadTrec(files.at("test"), fine, d.labels));
   } else if (dataset == "banking77") {
-    FOCAL_ASSIGN_OR_RETURN(d.train, ReadCsvItems(files.at("train"), ',', true, true, 2, false,
-                                                 d.labels));
-    FOCAL_ASSIGN_OR_RETURN(d.test, ReadCsvItems(files.at("test"), ',', true, true, 2, false,
-                                                d.labels));
+    FOCAL_ASSIGN_OR_RETURN(d.train,
+                           ReadCsvItems(files.at("train"), ',', true, true, 2, false, d.labels));
+    FOCAL_ASSIGN_OR_RETURN(d.test,
+                           ReadCsvItems(files.at("test"), ',', true, true, 2, false, d.labels));
   } else if (dataset == "nlu") {
-    FOCAL_ASSIGN_OR_RETURN(d.train, ReadCsvItems(files.at("train"), ';', false, false, 6, true,
-                                                 d.labels));
-    FOCAL_ASSIGN_OR_RETURN(d.test, ReadCsvItems(files.at("test"), ';', false, false, 6, true,
-                                                d.labels));
+    FOCAL_ASSIGN_OR_RETURN(d.train,
+                           ReadCsvItems(files.at("train"), ';', false, false, 6, true, d.labels));
+    FOCAL_ASSIGN_OR_RETURN(d.test,
+                           ReadCsvItems(files.at("test"), ';', false, false, 6, true, d.labels));
   } else {  // clinc150
     const std::string& path = files.at("data");
     FOCAL_ASSIGN_OR_RETURN(std::string raw, ReadDataFile(path));
@@ -295,8 +293,7 @@ absl::StatusOr<IclDataset> LoadIclDataset(absl::string_view dataset,
   return d;
 }
 
-std::vector<IclItem> BalanceLabels(absl::Span<const IclItem> items, int64_t shots,
-                                   uint64_t seed) {
+std::vector<IclItem> BalanceLabels(absl::Span<const IclItem> items, int64_t shots, uint64_t seed) {
   PyRandom rand(seed);
   std::vector<int32_t> order;  // labels by first appearance
   std::map<int32_t, std::vector<const IclItem*>> groups;
@@ -350,8 +347,8 @@ uint32_t HelmetItemSeed(absl::string_view text, uint64_t seed) {
   h.Update(text);
   const std::array<uint8_t, 32> d = h.Finish();
   // int(hexdigest, 16) mod 2^31 is the digest's last 31 bits (2^31 divides 2^256).
-  const uint64_t low = (uint64_t{d[28]} << 24) | (uint64_t{d[29]} << 16) |
-                       (uint64_t{d[30]} << 8) | uint64_t{d[31]};
+  const uint64_t low =
+      (uint64_t{d[28]} << 24) | (uint64_t{d[29]} << 16) | (uint64_t{d[30]} << 8) | uint64_t{d[31]};
   return static_cast<uint32_t>(((low & 0x7FFFFFFFu) + (seed & 0x7FFFFFFFu)) & 0x7FFFFFFFu);
 }
 
@@ -382,12 +379,10 @@ IclPrompt BuildIclPrompt(const IclDataset& data, const IclItem& test_item, int64
   p.instruction =
       "Use the provided mapping from the text to label to assign a label to the text. Only "
       "output \"label: {label}\" and nothing else. \n\n";
-  auto label = [&](int32_t id) {
-    return natural_label ? data.labels[id] : absl::StrCat(perm[id]);
-  };
+  auto label = [&](int32_t id) { return natural_label ? data.labels[id] : absl::StrCat(perm[id]); };
   for (size_t i = 0; i < demos.size(); ++i) {
-    absl::StrAppend(&p.context, i == 0 ? "" : "\n\n", demos[i].text, "\nlabel: ",
-                    label(demos[i].label));
+    absl::StrAppend(&p.context, i == 0 ? "" : "\n\n", demos[i].text,
+                    "\nlabel: ", label(demos[i].label));
     p.demo_sources.push_back(demos[i].source_index);
   }
   p.question = absl::StrCat("\n\n", test_item.text, "\nlabel:");
@@ -403,8 +398,8 @@ absl::StatusOr<std::string> FitHelmetPrompt(const std::string& instruction, std:
   int64_t cut = 0, rounds = 0;
   while (n > budget) {
     if (context.empty()) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "the prompt without its context is ", n, " tokens, over the budget of ", budget));
+      return absl::OutOfRangeError(absl::StrCat("the prompt without its context is ", n,
+                                                " tokens, over the budget of ", budget));
     }
     if (!settings.token_prefix) return absl::InternalError("no token_prefix for HELMET");
     FOCAL_ASSIGN_OR_RETURN(context, settings.token_prefix(context, -(n - budget)));
@@ -454,7 +449,8 @@ absl::StatusOr<std::vector<GenerationSample>> MakeIclSamples(const GeneratorRequ
     s.meta["source_index"] = absl::StrCat(test[i].source_index);
     s.meta["item_seed"] = absl::StrCat(p.item_seed);
     s.meta["shots"] = absl::StrCat(shots);
-    auto input = FitHelmetPrompt(p.instruction, p.context, p.question, budget, req.settings, s.meta);
+    auto input =
+        FitHelmetPrompt(p.instruction, p.context, p.question, budget, req.settings, s.meta);
     if (!input.ok()) return Annotate(input.status(), absl::StrCat(req.task, " sample ", i));
     s.input = *std::move(input);
     s.outputs = {p.gold};

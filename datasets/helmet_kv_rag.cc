@@ -65,7 +65,8 @@ std::string RandomUuid4(PyRandom& rng) {
 std::string KvContext(const std::vector<std::pair<std::string, std::string>>& kv, size_t n) {
   std::string out = "JSON data:\n{";
   for (size_t i = 0; i < n; ++i) {
-    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    \"", kv[i].first, "\": \"", kv[i].second, "\"");
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    \"", kv[i].first, "\": \"", kv[i].second,
+                    "\"");
   }
   absl::StrAppend(&out, n == 0 ? "}" : "\n}");
   return out;
@@ -121,8 +122,8 @@ absl::StatusOr<int64_t> FitItems(int64_t lo, int64_t hi, int64_t budget, Count c
       FOCAL_ASSIGN_OR_RETURN(int64_t t, item_tokens(k));
       summed += static_cast<double>(t);
     }
-    FOCAL_ASSIGN_OR_RETURN(g, estimate((static_cast<double>(exact) - summed) /
-                                       static_cast<double>(g - lo)));
+    FOCAL_ASSIGN_OR_RETURN(
+        g, estimate((static_cast<double>(exact) - summed) / static_cast<double>(g - lo)));
   }
   FOCAL_ASSIGN_OR_RETURN(bool ok, fits(g));
   int64_t step = 1;
@@ -191,13 +192,13 @@ absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest&
       return o.count_tokens(KvContext(kv, k) + instruction_tail + question);
     };
     auto pair_tokens = [&](int64_t k) {
-      return PieceTokens(
-          o, absl::StrCat(",\n    \"", kv[k].first, "\": \"", kv[k].second, "\""), bos);
+      return PieceTokens(o, absl::StrCat(",\n    \"", kv[k].first, "\": \"", kv[k].second, "\""),
+                         bos);
     };
     FOCAL_ASSIGN_OR_RETURN(int64_t n, FitItems(3, max_pairs, budget, count, pair_tokens));
     if (n < 3) {
-      return absl::OutOfRangeError(absl::StrCat(req.task, ": ", req.length,
-                                                " tokens cannot hold three key-value pairs"));
+      return absl::OutOfRangeError(
+          absl::StrCat(req.task, ": ", req.length, " tokens cannot hold three key-value pairs"));
     }
     const size_t q = render(n, &question);
     GenerationSample s;
@@ -207,7 +208,8 @@ absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest&
     s.meta["num_kvs"] = absl::StrCat(n);
     s.meta["key_index"] = absl::StrCat(q);
     s.meta["key_depth"] = absl::StrFormat("%.4f", n > 1 ? static_cast<double>(q) / (n - 1) : 0.0);
-    auto input = FitHelmetPrompt(KvContext(kv, n), "", instruction_tail + question, budget, o, s.meta);
+    auto input =
+        FitHelmetPrompt(KvContext(kv, n), "", instruction_tail + question, budget, o, s.meta);
     if (!input.ok()) return Annotate(input.status(), absl::StrCat(req.task, " sample ", i));
     s.input = *std::move(input);
     s.outputs = {kv[q].second};
@@ -266,8 +268,9 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   auto f = req.files.find("nq");
   if (f == req.files.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        req.task, " needs its data file 'helmet/lost-in-the-middle/nq-open-oracle.jsonl.gz': pass "
-                  "--data-dir (a directory with the ../shared/data layout)"));
+        req.task,
+        " needs its data file 'helmet/lost-in-the-middle/nq-open-oracle.jsonl.gz': pass "
+        "--data-dir (a directory with the ../shared/data layout)"));
   }
   FOCAL_ASSIGN_OR_RETURN(std::vector<NqItem> items, ReadNq(f->second));
   // HELMET: random.seed(seed); keys = random.sample(sorted(set(q)), 100);
@@ -276,10 +279,12 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   for (const NqItem& it : items) unique.push_back(it.question);
   std::sort(unique.begin(), unique.end());
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
-  const int64_t n_draw = std::min<int64_t>(kHelmetRecallSamples, static_cast<int64_t>(unique.size()));
+  const int64_t n_draw =
+      std::min<int64_t>(kHelmetRecallSamples, static_cast<int64_t>(unique.size()));
   PyRandom draw(o.seed);
   std::vector<std::string> keys;
-  for (int64_t k : draw.Sample(static_cast<int64_t>(unique.size()), n_draw)) keys.push_back(unique[k]);
+  for (int64_t k : draw.Sample(static_cast<int64_t>(unique.size()), n_draw))
+    keys.push_back(unique[k]);
   std::sort(keys.begin(), keys.end());
   std::vector<size_t> test, pool;  // pool: the other questions (demonstrations, distractors)
   for (size_t i = 0; i < items.size(); ++i) {
@@ -287,9 +292,9 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   }
   // Two demonstrations with two other passages each come from the pool.
   if (pool.size() < 6) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        f->second, ": ", items.size(), " questions; ", req.task, " needs at least ",
-        n_draw + 6, " (", n_draw, " evaluated, 6 for the demonstrations)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(f->second, ": ", items.size(), " questions; ", req.task, " needs at least ",
+                     n_draw + 6, " (", n_draw, " evaluated, 6 for the demonstrations)"));
   }
   const int64_t n_samples = std::min<int64_t>(o.num_samples, static_cast<int64_t>(test.size()));
   const double depth = req.gold_depth < 0 ? 0.5 : req.gold_depth;
@@ -343,9 +348,10 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
     FOCAL_ASSIGN_OR_RETURN(
         int64_t n, FitItems(0, static_cast<int64_t>(distract.size()), budget, count, passage));
     if (n < 0) {
-      return absl::OutOfRangeError(absl::StrCat(req.task, " sample ", si, ": ", req.length,
-                                                " tokens cannot hold the demonstrations and the gold"
-                                                " passage"));
+      return absl::OutOfRangeError(
+          absl::StrCat(req.task, " sample ", si, ": ", req.length,
+                       " tokens cannot hold the demonstrations and the gold"
+                       " passage"));
     }
     GenerationSample s;
     s.task = req.task;

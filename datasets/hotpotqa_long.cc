@@ -18,10 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "base/asset_root.h"
 #include "base/json_writer.h"
+#include "base/py_random.h"
+#include "base/status_macros.h"
 #include "datasets/generator.h"
 #include "datasets/reader_util.h"
-#include "base/status_macros.h"
-#include "base/py_random.h"
 
 namespace focal::datasets {
 namespace {

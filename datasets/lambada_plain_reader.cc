@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "datasets/formats.h"
 #include "base/status_macros.h"
+#include "datasets/formats.h"
 
 namespace focal::datasets {
 

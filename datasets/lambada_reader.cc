@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "datasets/formats.h"
 #include "datasets/text_util.h"
-#include "base/status_macros.h"
 
 namespace focal::datasets {
 

@@ -48,10 +48,10 @@ absl::StatusOr<std::string> PrefixOfTokens(
     const std::function<absl::StatusOr<std::string>(absl::Span<const int32_t>)>& decode);
 
 struct GeneratorOptions {
-  TokenCounter count_tokens;   // required
-  TokenPrefix token_prefix;    // required by the HELMET generators
-  uint64_t seed = 42;          // RULER's default random_seed
-  int64_t num_samples = 500;   // per task and length (RULER's default)
+  TokenCounter count_tokens;  // required
+  TokenPrefix token_prefix;   // required by the HELMET generators
+  uint64_t seed = 42;         // RULER's default random_seed
+  int64_t num_samples = 500;  // per task and length (RULER's default)
   // Data files (the ../shared/data layout; empty = the bundled samples).
   std::string essay_haystack;  // PaulGrahamEssays.json: {"text": ...}
   std::string squad;           // SQuAD-format json (XQuAD en)

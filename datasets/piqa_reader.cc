@@ -10,8 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "datasets/formats.h"
 #include "base/status_macros.h"
+#include "datasets/formats.h"
 
 namespace focal::datasets {
 namespace {

@@ -7,8 +7,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "datasets/formats.h"
 #include "base/status_macros.h"
+#include "datasets/formats.h"
 
 namespace focal::datasets {
 namespace {

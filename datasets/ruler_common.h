@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "datasets/long_context.h"
 #include "base/py_random.h"
+#include "datasets/long_context.h"
 
 namespace focal::datasets::ruler {
 
@@ -50,8 +50,7 @@ absl::Span<const TaskConfig> AllTasks();
 const TaskConfig* FindTask(absl::string_view name);
 
 // Builds the samples of `config` (its name seeds them) at `length`.
-absl::StatusOr<std::vector<GenerationSample>> MakeSamples(const TaskConfig& config,
-                                                          int64_t length,
+absl::StatusOr<std::vector<GenerationSample>> MakeSamples(const TaskConfig& config, int64_t length,
                                                           const GeneratorOptions& options);
 
 // RULER's prompt templates and answer prefixes, verbatim

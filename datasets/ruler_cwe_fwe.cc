@@ -34,8 +34,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "datasets/ruler_common.h"
 #include "base/status_macros.h"
+#include "datasets/ruler_common.h"
 
 namespace focal::datasets::ruler {
 namespace {

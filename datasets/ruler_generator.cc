@@ -53,29 +53,32 @@ absl::StatusOr<TaskConfig> ConfigFromOptions(const GeneratorRequest& r) {
   if (auto p = r.options.find("preset"); p != r.options.end()) {
     const TaskConfig* preset = FindTask(p->second);
     if (preset == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("task '", r.task, "': unknown RULER preset '",
-                                                     p->second, "'; known: ",
-                                                     absl::StrJoin(RulerTaskNames(), ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("task '", r.task, "': unknown RULER preset '", p->second,
+                       "'; known: ", absl::StrJoin(RulerTaskNames(), ", ")));
     }
     c = *preset;
     c.name = r.task;
   }
-  const std::map<std::string, NeedleType> needle = {
-      {"words", NeedleType::kWords}, {"numbers", NeedleType::kNumbers}, {"uuids", NeedleType::kUuids}};
+  const std::map<std::string, NeedleType> needle = {{"words", NeedleType::kWords},
+                                                    {"numbers", NeedleType::kNumbers},
+                                                    {"uuids", NeedleType::kUuids}};
   for (const auto& [key, value] : r.options) {
     absl::Status st;
     if (key == "preset") continue;
     if (key == "family") {
       st = ParseEnum<Family>(r.task, key, value,
-                             {{"niah", Family::kNiah}, {"vt", Family::kVariableTracking},
-                              {"cwe", Family::kCommonWords}, {"fwe", Family::kFreqWords},
+                             {{"niah", Family::kNiah},
+                              {"vt", Family::kVariableTracking},
+                              {"cwe", Family::kCommonWords},
+                              {"fwe", Family::kFreqWords},
                               {"qa", Family::kQa}},
                              &c.family);
     } else if (key == "haystack") {
-      st = ParseEnum<Haystack>(r.task, key, value,
-                               {{"noise", Haystack::kNoise}, {"essay", Haystack::kEssay},
-                                {"needle", Haystack::kNeedle}},
-                               &c.haystack);
+      st = ParseEnum<Haystack>(
+          r.task, key, value,
+          {{"noise", Haystack::kNoise}, {"essay", Haystack::kEssay}, {"needle", Haystack::kNeedle}},
+          &c.haystack);
     } else if (key == "key_type") {
       st = ParseEnum(r.task, key, value, needle, &c.key_type);
     } else if (key == "value_type") {
@@ -101,9 +104,10 @@ absl::StatusOr<TaskConfig> ConfigFromOptions(const GeneratorRequest& r) {
     FOCAL_RETURN_IF_ERROR(st);
   }
   if (c.tokens_to_generate < 1 || c.min_length < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "task '", r.task, "': the ruler generator needs a preset or tokens_to_generate and "
-        "min_length"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("task '", r.task,
+                     "': the ruler generator needs a preset or tokens_to_generate and "
+                     "min_length"));
   }
   return c;
 }

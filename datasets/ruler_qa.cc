@@ -28,11 +28,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "datasets/reader_util.h"
-#include "datasets/ruler_common.h"
 #include "base/file_util.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "datasets/reader_util.h"
+#include "datasets/ruler_common.h"
 
 namespace focal::datasets::ruler {
 namespace {

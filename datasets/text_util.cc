@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "datasets/text_util.h"
 
-#include "base/status_macros.h"
-#include "datasets/long_context.h"
-
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
+#include "datasets/long_context.h"
 #include "re2/re2.h"
 
 namespace focal::datasets {

@@ -99,9 +99,9 @@ absl::StatusOr<AgreementSummary> MeasureAgreement(model::Transformer& base,
                                                   absl::Span<const TokenizedRequest> requests,
                                                   int64_t batch_tokens) {
   if (base.config().vocab_size != focal.config().vocab_size) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "logit agreement needs one vocabulary; the models have ", base.config().vocab_size,
-        " and ", focal.config().vocab_size, " tokens"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("logit agreement needs one vocabulary; the models have ",
+                     base.config().vocab_size, " and ", focal.config().vocab_size, " tokens"));
   }
   const int64_t V = base.config().vocab_size;
   // Distinct requests only.
@@ -124,8 +124,7 @@ absl::StatusOr<AgreementSummary> MeasureAgreement(model::Transformer& base,
     const int64_t p = static_cast<int64_t>(prefix.size());
     // (prefix named in the capture: C++20 lambdas may not capture a
     // structured binding implicitly under clang 14.)
-    auto prefill = [&, &prefix = prefix](
-                       model::Transformer& tf) -> absl::StatusOr<model::KvCache> {
+    auto prefill = [&, &prefix = prefix](model::Transformer& tf) -> absl::StatusOr<model::KvCache> {
       FOCAL_ASSIGN_OR_RETURN(model::KvCache cache, tf.NewCache(p + 1));
       if (p > 0) {
         std::vector<std::vector<model::TokenScore>> out;
@@ -162,8 +161,8 @@ absl::StatusOr<AgreementSummary> MeasureAgreement(model::Transformer& base,
           const int64_t k = static_cast<int64_t>(r.continuation.size());
           FOCAL_ASSIGN_OR_RETURN(model::KvCache c, from.Clone(tf.backend(), p + k));
           caches.push_back(std::move(c));
-          batch.push_back({&caches.back(), absl::MakeConstSpan(r.input).subspan(p), rows[i],
-                           r.continuation});
+          batch.push_back(
+              {&caches.back(), absl::MakeConstSpan(r.input).subspan(p), rows[i], r.continuation});
         }
         ex.want_logits = true;
         return tf.Forward(batch, out, &ex);

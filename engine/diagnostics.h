@@ -43,13 +43,13 @@ absl::StatusOr<AttentionSummary> MeasureAttention(model::Transformer& tf,
                                                   int64_t prefill_chunk);
 
 struct AgreementSummary {
-  int64_t tokens = 0;           // scored continuation tokens compared
-  double mean_kl = 0;           // KL(base || focal) per token, nats
+  int64_t tokens = 0;  // scored continuation tokens compared
+  double mean_kl = 0;  // KL(base || focal) per token, nats
   double kl_stderr = 0;
   double median_kl = 0;
   double p99_kl = 0;
   double max_kl = 0;
-  double same_argmax = 0;       // share of tokens whose argmax agrees
+  double same_argmax = 0;  // share of tokens whose argmax agrees
   double same_argmax_stderr = 0;
 };
 

@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
             absl::StrCat("generation request ", next_request, " has an empty prompt"));
       }
       Active a{next_request++, model::KvCache(0, 0), {}, 0};
-      FOCAL_ASSIGN_OR_RETURN(a.cache, tf.NewCache(static_cast<int64_t>(req.prompt.size()) +
-                                                  req.max_new_tokens));
+      FOCAL_ASSIGN_OR_RETURN(
+          a.cache, tf.NewCache(static_cast<int64_t>(req.prompt.size()) + req.max_new_tokens));
       if (req.max_new_tokens <= 0) {
         FOCAL_RETURN_IF_ERROR(finish(a, "length"));
         continue;

@@ -20,7 +20,7 @@
 namespace focal::engine {
 
 struct GenerationRequest {
-  std::vector<int32_t> prompt;    // token ids, BOS included; non-empty
+  std::vector<int32_t> prompt;  // token ids, BOS included; non-empty
   int64_t max_new_tokens = 0;
   std::vector<std::string> stop;  // the text is cut before the first occurrence
 };
@@ -32,8 +32,8 @@ struct GenerationResult {
 };
 
 struct GenerationOptions {
-  int64_t prefill_chunk = 2048;  // prompt tokens per prefill forward call
-  int64_t max_batch = 8;         // sequences decoded together
+  int64_t prefill_chunk = 2048;   // prompt tokens per prefill forward call
+  int64_t max_batch = 8;          // sequences decoded together
   std::vector<int64_t> stop_ids;  // usually the model's EOS ids
   // Called after each finished request with (done, total).
   std::function<void(int64_t, int64_t)> progress;

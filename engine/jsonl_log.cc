@@ -3,10 +3,9 @@
 
 #include <unistd.h>
 
-#include <filesystem>
-
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"

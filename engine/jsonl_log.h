@@ -9,10 +9,9 @@
 
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
-
-#include <optional>
 
 #include "absl/status/statusor.h"
 #include "base/file_util.h"
@@ -28,7 +27,8 @@ class JsonlLog {
   static absl::StatusOr<JsonlLog> Open(const std::string& path,
                                        const std::function<void(const JsonValue&)>& on_line);
   JsonlLog(JsonlLog&& o) noexcept
-      : path_(std::move(o.path_)), lock_(std::move(o.lock_)),
+      : path_(std::move(o.path_)),
+        lock_(std::move(o.lock_)),
         file_(std::exchange(o.file_, nullptr)) {}
   JsonlLog& operator=(JsonlLog&& o) noexcept;
   JsonlLog(const JsonlLog&) = delete;

@@ -14,22 +14,22 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "datasets/generator.h"
-#include "datasets/hotpotqa_long.h"
 #include "base/asset_root.h"
 #include "base/json.h"
 #include "base/json_writer.h"
-#include "engine/jsonl_log.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "base/work_queue.h"
+#include "datasets/generator.h"
+#include "datasets/hotpotqa_long.h"
 #include "engine/generator.h"
+#include "engine/jsonl_log.h"
 #include "engine/progress.h"
 #include "model/memory_estimate.h"
 #include "reports/length_summary.h"
@@ -48,14 +48,15 @@ struct CachedGeneration {
 class GenerationCache {
  public:
   absl::Status Open(const std::string& path) {
-    FOCAL_ASSIGN_OR_RETURN(JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
-      const JsonValue* k = v.Find("k");
-      const JsonValue* t = v.Find("text");
-      const JsonValue* f = v.Find("finish");
-      if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
-        map_[k->string_value()] = {t->string_value(), f->string_value()};
-      }
-    }));
+    FOCAL_ASSIGN_OR_RETURN(
+        JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
+          const JsonValue* k = v.Find("k");
+          const JsonValue* t = v.Find("text");
+          const JsonValue* f = v.Find("finish");
+          if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
+            map_[k->string_value()] = {t->string_value(), f->string_value()};
+          }
+        }));
     log_ = std::move(log);
     return absl::OkStatus();
   }
@@ -66,9 +67,12 @@ class GenerationCache {
   absl::Status Add(const std::string& k, const CachedGeneration& g) {
     map_[k] = g;
     if (!log_.has_value()) return absl::OkStatus();
-    return log_->Append(
-        JsonObjectWriter(/*compact=*/true).String("k", k).String("text", g.text)
-            .String("finish", g.finish).Finish() + "\n");
+    return log_->Append(JsonObjectWriter(/*compact=*/true)
+                            .String("k", k)
+                            .String("text", g.text)
+                            .String("finish", g.finish)
+                            .Finish() +
+                        "\n");
   }
 
  private:
@@ -180,9 +184,9 @@ absl::StatusOr<std::vector<Group>> PlanGroups(const LongContextOptions& o,
     const tasks::TaskSpec& spec = task->spec();
     const datasets::Generator* gen = datasets::FindGenerator(spec.generator());
     if (gen == nullptr) {
-      return absl::NotFoundError(absl::StrCat(
-          "task '", spec.name(), "': unknown generator '", spec.generator(), "' (known: ",
-          absl::StrJoin(datasets::GeneratorIds(), ", "), ")"));
+      return absl::NotFoundError(
+          absl::StrCat("task '", spec.name(), "': unknown generator '", spec.generator(),
+                       "' (known: ", absl::StrJoin(datasets::GeneratorIds(), ", "), ")"));
     }
     datasets::GeneratorRequest req;
     req.task = spec.name();
@@ -226,9 +230,8 @@ absl::StatusOr<std::vector<Job>> BuildJobs(const Group& group, const LongContext
     Job j;
     FOCAL_ASSIGN_OR_RETURN(j.request.prompt, tok.Encode(s.input, o.add_bos));
     if (j.request.prompt.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " at ", group.req.length,
-                                                     " tokens: sample ", s.index,
-                                                     " has an empty prompt"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, " at ", group.req.length, " tokens: sample ", s.index, " has an empty prompt"));
     }
     j.prompt_sha256 = Sha256Hex(s.input);
     // ProbeAttention reads the first attention_samples' text.
@@ -249,10 +252,10 @@ absl::StatusOr<std::vector<Job>> BuildJobs(const Group& group, const LongContext
 // is free (greedy decoding is batch-invariant: the same text either way).
 // `done` counts samples finished in the run.
 absl::Status GenerateMissing(absl::Span<model::Transformer* const> models,
-                             const model::Tokenizer& tok,
-                             const std::vector<Job>& jobs, GenerationOptions go,
-                             int64_t max_batch, int64_t total, ProgressLine& progress,
-                             GenerationCache& cache, int64_t& done, int64_t& cached) {
+                             const model::Tokenizer& tok, const std::vector<Job>& jobs,
+                             GenerationOptions go, int64_t max_batch, int64_t total,
+                             ProgressLine& progress, GenerationCache& cache, int64_t& done,
+                             int64_t& cached) {
   std::vector<GenerationRequest> todo;
   for (const Job& j : jobs) {
     if (cache.Find(RequestKey(j.request)) == nullptr) todo.push_back(j.request);
@@ -260,7 +263,7 @@ absl::Status GenerateMissing(absl::Span<model::Transformer* const> models,
   cached += static_cast<int64_t>(jobs.size() - todo.size());
   done += static_cast<int64_t>(jobs.size() - todo.size());
   const size_t slice = static_cast<size_t>(std::max<int64_t>(max_batch, 1)) * 4;
-  std::mutex mu;  // the cache, the counts and the progress line
+  std::mutex mu;                                    // the cache, the counts and the progress line
   std::vector<int64_t> in_slice(models.size(), 0);  // per replica: done in its slice
   const size_t slices = (todo.size() + slice - 1) / slice;
   return RunOnWorkers(models.size(), slices, [&](size_t r, size_t i) {
@@ -274,16 +277,14 @@ absl::Status GenerateMissing(absl::Span<model::Transformer* const> models,
     };
     const size_t b = i * slice, e = std::min(todo.size(), b + slice);
     absl::StatusOr<std::vector<GenerationResult>> res =
-        GenerateGreedy(*models[r], tok,
-                       absl::MakeConstSpan(todo).subspan(b, e - b), gr);
+        GenerateGreedy(*models[r], tok, absl::MakeConstSpan(todo).subspan(b, e - b), gr);
     std::lock_guard<std::mutex> lock(mu);
     in_slice[r] = 0;
-    FOCAL_RETURN_IF_ERROR(models.size() == 1
-                              ? res.status()
-                              : Annotate(res.status(),
-                                         absl::StrCat("replica ", r, " (",
-                                                      models[r]->backend().name(),
-                                                      ")")));
+    FOCAL_RETURN_IF_ERROR(
+        models.size() == 1
+            ? res.status()
+            : Annotate(res.status(),
+                       absl::StrCat("replica ", r, " (", models[r]->backend().name(), ")")));
     for (size_t k = 0; k < res->size(); ++k) {
       FOCAL_RETURN_IF_ERROR(cache.Add(RequestKey(todo[b + k]), {(*res)[k].text, (*res)[k].finish}));
     }
@@ -389,9 +390,8 @@ datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok
   };
   o.token_prefix = [&tok](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, /*add_bos=*/false));
-    return datasets::PrefixOfTokens(text, ids, n, [&tok](absl::Span<const int32_t> p) {
-      return tok.Decode(p);
-    });
+    return datasets::PrefixOfTokens(text, ids, n,
+                                    [&tok](absl::Span<const int32_t> p) { return tok.Decode(p); });
   };
   return o;
 }
@@ -401,7 +401,8 @@ absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text) {
   for (absl::string_view p : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     int64_t v;
     if (!absl::SimpleAtoi(p, &v) || v <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--lengths: '", p, "' is not a positive integer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--lengths: '", p, "' is not a positive integer"));
     }
     if (!out.empty() && v <= out.back()) {
       return absl::InvalidArgumentError("--lengths must be strictly increasing, e.g. 4096,8192");
@@ -462,7 +463,6 @@ absl::Status RunLongContext(model::LanguageModel& model, const LongContextOption
   datasets::GeneratorOptions lc = TokenizerGeneratorOptions(tok, o.add_bos);
   lc.seed = o.seed;
   lc.num_samples = o.samples;
-
 
   // Samples are built lazily, one (task, length, depth) group at a time, and
   // dropped once scored: memory does not grow with tasks x lengths x samples,

@@ -14,26 +14,26 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "datasets/generator.h"
-#include "model/language_model.h"
-#include "tasks/task.h"
 #include "engine/task_details.h"
+#include "model/language_model.h"
 #include "reports/results.pb.h"
+#include "tasks/task.h"
 
 namespace focal::engine {
 
 struct LongContextOptions {
   std::vector<const tasks::Task*> tasks;  // GENERATE_UNTIL tasks (specs outlive the run)
-  std::vector<int64_t> lengths;        // ascending, > 0
-  int64_t samples = 500;               // per task and length (RULER's default)
-  std::vector<double> gold_depths;     // hotpotqa_long; one or the sweep
-  uint64_t seed = 42;                  // RULER's random_seed
-  std::string data_dir;                // specs' data_files are relative to it; empty = bundled
+  std::vector<int64_t> lengths;           // ascending, > 0
+  int64_t samples = 500;                  // per task and length (RULER's default)
+  std::vector<double> gold_depths;        // hotpotqa_long; one or the sweep
+  uint64_t seed = 42;                     // RULER's random_seed
+  std::string data_dir;                   // specs' data_files are relative to it; empty = bundled
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t max_batch = 8;
   int threads = 0;
   bool add_bos = true;
-  std::string cache_path;              // generation resume cache (JSONL); empty = none
+  std::string cache_path;  // generation resume cache (JSONL); empty = none
   bool progress = true;
   double progress_interval = 30;  // seconds between progress lines when stderr is no TTY
   // Attention diagnostics on the first N samples of each task and length

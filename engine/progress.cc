@@ -5,12 +5,11 @@
 
 namespace focal::engine {
 
-ProgressLine::ProgressLine(bool enabled, bool terminal, double interval_seconds,
-                           std::ostream& out)
+ProgressLine::ProgressLine(bool enabled, bool terminal, double interval_seconds, std::ostream& out)
     : enabled_(enabled), terminal_(terminal), interval_(interval_seconds), out_(out) {}
 
-void ProgressLine::Update(const std::string& label, const char* unit, int64_t done,
-                          int64_t total, const std::string& rate) {
+void ProgressLine::Update(const std::string& label, const char* unit, int64_t done, int64_t total,
+                          const std::string& rate) {
   if (!enabled_) return;
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -12,8 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/json_writer.h"
 #include "base/json.h"
+#include "base/json_writer.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
@@ -26,8 +26,8 @@ namespace {
 // Python's str.isspace(): Unicode White_Space plus U+001C..U+001F.
 bool IsPySpace(char32_t c) {
   return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
-         c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
-         c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+         c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
 // The length of `s` after Python's str.rstrip(), which lm-eval applies to
@@ -109,9 +109,9 @@ absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bo
     if (whole.size() >= ctx.size()) cont.assign(whole.begin() + ctx.size(), whole.end());
   }
   if (cont.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "continuation '", req.continuation, "' encodes to no tokens after context '",
-        req.context.substr(0, 60), "...'"));
+    return absl::InvalidArgumentError(absl::StrCat("continuation '", req.continuation,
+                                                   "' encodes to no tokens after context '",
+                                                   req.context.substr(0, 60), "...'"));
   }
   TokenizedRequest out;
   if (static_cast<int64_t>(cont.size()) > max_length) {
@@ -136,13 +136,13 @@ absl::StatusOr<TokenizedRequest> TokenizeRequest(const model::Tokenizer& tok, bo
 absl::StatusOr<ResultCache> ResultCache::Open(const std::string& path) {
   absl::flat_hash_map<std::string, tasks::LoglikelihoodResult> map;
   FOCAL_ASSIGN_OR_RETURN(JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
-    const JsonValue* k = v.Find("k");
-    const JsonValue* ll = v.Find("ll");
-    const JsonValue* g = v.Find("g");
-    if (k && k->is_string() && ll && ll->is_number() && g && g->is_bool()) {
-      map[k->string_value()] = {ll->number(), g->bool_value()};
-    }
-  }));
+                           const JsonValue* k = v.Find("k");
+                           const JsonValue* ll = v.Find("ll");
+                           const JsonValue* g = v.Find("g");
+                           if (k && k->is_string() && ll && ll->is_number() && g && g->is_bool()) {
+                             map[k->string_value()] = {ll->number(), g->bool_value()};
+                           }
+                         }));
   ResultCache c(std::move(log));
   c.map_ = std::move(map);
   return c;
@@ -160,7 +160,10 @@ absl::Status ResultCache::Add(
     map_[k] = r;
     absl::StrAppend(&text,
                     JsonObjectWriter(/*compact=*/true)
-                        .String("k", k).Double("ll", r.ll).Bool("g", r.is_greedy).Finish(),
+                        .String("k", k)
+                        .Double("ll", r.ll)
+                        .Bool("g", r.is_greedy)
+                        .Finish(),
                     "\n");
   }
   return log_.Append(text);
@@ -183,11 +186,11 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   // whole context, so that its last row, which predicts the first token of
   // every continuation sharing it, runs once.
   struct Unit {
-    std::vector<int32_t> feed;             // what follows the prefix: continuation[:-1]
-    const std::vector<int32_t>* targets;   // the continuation
+    std::vector<int32_t> feed;            // what follows the prefix: continuation[:-1]
+    const std::vector<int32_t>* targets;  // the continuation
     std::string key;
-    std::vector<int64_t> owners;           // indices into `requests`
-    std::vector<int64_t> feed_rows;        // rows of `feed` that are scored
+    std::vector<int64_t> owners;             // indices into `requests`
+    std::vector<int64_t> feed_rows;          // rows of `feed` that are scored
     absl::Span<const int32_t> feed_targets;  // and the tokens they predict
   };
   // Learned sequence_mean models score each request in one forward call over
@@ -197,8 +200,8 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   struct Group {
     std::vector<int32_t> prefix;
     std::vector<Unit> units;
-    std::vector<int64_t> rows;     // the prefix's last row, once per unit
-    std::vector<int32_t> firsts;   // each unit's first target
+    std::vector<int64_t> rows;    // the prefix's last row, once per unit
+    std::vector<int32_t> firsts;  // each unit's first target
     int64_t tokens = 0;
   };
   std::map<std::vector<int32_t>, Group> groups;
@@ -225,8 +228,8 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
         static_cast<int64_t>(r.input.size()) - static_cast<int64_t>(r.continuation.size());
     if (first < 0 || r.continuation.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "request ", i, ": ", r.continuation.size(), " continuation tokens after ",
-          r.input.size(), " input tokens; no token precedes the first one to predict it"));
+          "request ", i, ": ", r.continuation.size(), " continuation tokens after ", r.input.size(),
+          " input tokens; no token precedes the first one to predict it"));
     }
     const int64_t split = whole ? 0 : first + 1;
     std::vector<int32_t> prefix(r.input.begin(), r.input.begin() + split);
@@ -237,8 +240,12 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     for (int64_t t = on_prefix; t < static_cast<int64_t>(r.continuation.size()); ++t) {
       feed_rows.push_back(first + t - split);
     }
-    Unit u{std::vector<int32_t>(r.input.begin() + split, r.input.end()), &r.continuation, key, {i},
-           std::move(feed_rows), absl::MakeConstSpan(r.continuation).subspan(on_prefix)};
+    Unit u{std::vector<int32_t>(r.input.begin() + split, r.input.end()),
+           &r.continuation,
+           key,
+           {i},
+           std::move(feed_rows),
+           absl::MakeConstSpan(r.continuation).subspan(on_prefix)};
     if (!whole) {
       g.rows.push_back(split - 1);
       g.firsts.push_back(r.continuation.front());

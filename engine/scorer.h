@@ -31,7 +31,7 @@ struct TokenizedRequest {
   std::vector<int32_t> continuation;
   bool truncated = false;               // anything cut on the left
   bool continuation_truncated = false;  // the continuation itself was cut
-  std::string Key() const;  // hex SHA-256 of the exact token sequences
+  std::string Key() const;              // hex SHA-256 of the exact token sequences
 };
 
 // Whether requests get BOS under `policy`: always, never, or (auto) the

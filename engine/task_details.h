@@ -18,9 +18,9 @@ namespace focal::engine {
 // "task@length@depth" for long-context tasks.
 struct TaskDetails {
   std::map<std::string, std::vector<double>> per_doc;  // metric -> value per document
-  std::string requests_sha256;  // the exact token sequences scored, in order
-  std::vector<TokenizedRequest> requests;  // loglikelihood tasks, with keep_requests
-  std::optional<AttentionSummary> attention;  // with attention_samples > 0
+  std::string requests_sha256;                         // the exact token sequences scored, in order
+  std::vector<TokenizedRequest> requests;              // loglikelihood tasks, with keep_requests
+  std::optional<AttentionSummary> attention;           // with attention_samples > 0
 };
 using ModelDetails = std::map<std::string, TaskDetails>;
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/commands.h"
 
-#include <iostream>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <utility>
 #include <vector>
@@ -22,7 +22,6 @@
 #include "reports/merge.h"
 #include "reports/results_writer.h"
 
-
 namespace focal::harness {
 namespace {
 
@@ -35,7 +34,8 @@ absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
                             bool validate_only = false) {
   Loaded l;
   std::string device_note;
-  FOCAL_ASSIGN_OR_RETURN(l.backend, kernels::CreateBackend(flags.device, flags.threads, &device_note));
+  FOCAL_ASSIGN_OR_RETURN(l.backend,
+                         kernels::CreateBackend(flags.device, flags.threads, &device_note));
   if (!device_note.empty()) std::cerr << device_note << "\n";
   model::LoadOptions opts;
   opts.focal_temperature = flags.focal_temperature;
@@ -51,9 +51,12 @@ absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
 
 const char* RopeName(const model::RopeScaling& r) {
   switch (r.type) {
-    case model::RopeScaling::Type::kNone: return "none";
-    case model::RopeScaling::Type::kLinear: return "linear";
-    case model::RopeScaling::Type::kLlama3: return "llama3";
+    case model::RopeScaling::Type::kNone:
+      return "none";
+    case model::RopeScaling::Type::kLinear:
+      return "linear";
+    case model::RopeScaling::Type::kLlama3:
+      return "llama3";
   }
   return "?";
 }
@@ -78,10 +81,9 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
     out << "gguf:         " << gguf->path() << " (GGUF v" << gguf->version() << ", architecture "
         << (arch.ok() ? *arch : "?") << ", " << gguf->tensors().size() << " tensors)\n"
         << "tensor types: "
-        << absl::StrJoin(types, ", ",
-                         [](std::string* o, const auto& t) {
-                           absl::StrAppend(o, t.first, " x", t.second);
-                         })
+        << absl::StrJoin(
+               types, ", ",
+               [](std::string* o, const auto& t) { absl::StrAppend(o, t.first, " x", t.second); })
         << "\n";
   }
   out << "architecture: " << c.architecture << "\n"
@@ -141,8 +143,8 @@ absl::Status RunInspect(const ModelFlags& flags, std::ostream& out) {
   return absl::OkStatus();
 }
 
-absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
-                         int64_t max_new_tokens, std::ostream& out) {
+absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt, int64_t max_new_tokens,
+                         std::ostream& out) {
   if (max_new_tokens < 0) return absl::InvalidArgumentError("--max-new-tokens must be >= 0");
   FOCAL_ASSIGN_OR_RETURN(Loaded l, Load(flags, /*require_tokenizer=*/true));
   const model::Tokenizer& tok = *l.model->tokenizer();
@@ -154,9 +156,9 @@ absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
     // empty context (BOS, else EOS, e.g. GPT-2's <|endoftext|>).
     const int32_t start = tok.bos_id() >= 0 ? tok.bos_id() : tok.eos_id();
     if (start < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the prompt is empty and the tokenizer (", tok.path(),
-          ") has no BOS or EOS token to start from: give --prompt"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the prompt is empty and the tokenizer (", tok.path(),
+                       ") has no BOS or EOS token to start from: give --prompt"));
     }
     ids.push_back(start);
   }

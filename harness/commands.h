@@ -25,8 +25,8 @@ struct ModelFlags {
 absl::Status RunInspect(const ModelFlags& flags, std::ostream& out);
 // Greedy decoding from the prompt, BOS first when the tokenizer adds one; an
 // empty prompt without BOS starts from EOS (lm-eval's empty-context token).
-absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt,
-                         int64_t max_new_tokens, std::ostream& out);
+absl::Status RunGenerate(const ModelFlags& flags, const std::string& prompt, int64_t max_new_tokens,
+                         std::ostream& out);
 // Per-token log-probabilities of `text`; BOS first when `add_bos` (false for
 // --no-bos) and the tokenizer adds one (Tokenizer::adds_bos).
 absl::Status RunScore(const ModelFlags& flags, const std::string& text, bool add_bos,
@@ -36,8 +36,7 @@ absl::Status RunMerge(const std::vector<std::string>& shard_files, const std::st
                       std::ostream& out);
 // `focal-eval report`: saved results as one benchmark table.
 absl::Status RunReport(const std::vector<std::string>& files, const std::string& format,
-                       const std::string& baseline, const std::string& out_file,
-                       std::ostream& out);
+                       const std::string& baseline, const std::string& out_file, std::ostream& out);
 absl::Status RunConvertLlama2c(const std::string& model_bin, const std::string& tokenizer,
                                const std::string& out_dir, std::ostream& out);
 

@@ -2,20 +2,20 @@
 #include "harness/compare.h"
 
 #include <algorithm>
-#include <map>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/util/json_util.h"
 #include "base/file_util.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
-#include "harness/commands.h"
 #include "engine/diagnostics.h"
+#include "google/protobuf/util/json_util.h"
+#include "harness/commands.h"
 #include "kernels/backend.h"
 #include "model/language_model.h"
 #include "reports/comparison.h"
@@ -81,12 +81,12 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
     for (const auto& [task, d] : details[0]) {
       if (d.requests.empty()) continue;
       // Finished tasks are kept in the cache directory: a rerun resumes.
-      const std::string cache_path = absl::StrCat(
-          o.cache_dir, "/agreement-",
-          Sha256Hex(absl::StrCat(task, "|", d.requests_sha256, "|", CacheIdentity(bm), "|",
-                                 CacheIdentity(fm)))
-              .substr(0, 16),
-          ".json");
+      const std::string cache_path =
+          absl::StrCat(o.cache_dir, "/agreement-",
+                       Sha256Hex(absl::StrCat(task, "|", d.requests_sha256, "|", CacheIdentity(bm),
+                                              "|", CacheIdentity(fm)))
+                           .substr(0, 16),
+                       ".json");
       if (auto cached = ReadFile(cache_path); cached.ok()) {
         reports::LogitAgreement a;
         if (google::protobuf::util::JsonStringToMessage(*cached, &a).ok()) {
@@ -105,7 +105,7 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
         FOCAL_ASSIGN_OR_RETURN(focal, load(i));
       }
       auto s = engine::MeasureAgreement(base->transformer(), focal->transformer(), d.requests,
-                                o.batch_tokens);
+                                        o.batch_tokens);
       if (!s.ok()) return Annotate(s.status(), absl::StrCat("logit agreement on ", task));
       reports::LogitAgreement* a = rep.add_agreement();
       a->set_task(task);
@@ -164,9 +164,11 @@ absl::Status CollectDocValues(
   const reports::ModelRun& m = shard.models(mi);
   for (const reports::TaskResult& t : m.tasks()) {
     if (t.docs_size() != t.num_docs()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "compare --from-shards: shard ", shard.config().shard_index(), " has no per-document "
-          "values for ", t.task(), " (was it run with --shard I/N?)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("compare --from-shards: shard ", shard.config().shard_index(),
+                       " has no per-document "
+                       "values for ",
+                       t.task(), " (was it run with --shard I/N?)"));
     }
     for (const reports::DocValues& d : t.docs()) {
       std::string key = t.task();
@@ -181,9 +183,9 @@ absl::Status CollectDocValues(
           continue;
         }
         if (pos >= d.values_size()) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "compare --from-shards: document ", d.doc_index(), " of ", key, " lacks ",
-              mv.name()));
+          return absl::FailedPreconditionError(absl::StrCat("compare --from-shards: document ",
+                                                            d.doc_index(), " of ", key, " lacks ",
+                                                            mv.name()));
         }
         const tasks::MetricDef* def = tasks::FindMetric(mv.name());
         if (def == nullptr) {
@@ -201,9 +203,8 @@ absl::Status CollectDocValues(
 }  // namespace
 
 absl::Status RunCompare(RunOptions o, const std::string& base_spec,
-                        const std::vector<std::string>& focal_specs,
-                        const std::string& report_dir, const CompareSettings& settings,
-                        std::ostream& out) {
+                        const std::vector<std::string>& focal_specs, const std::string& report_dir,
+                        const CompareSettings& settings, std::ostream& out) {
   if (o.focal_temperature.has_value()) {
     return absl::InvalidArgumentError(
         "compare: give temperatures per model (--focal DIR@t=T), not --focal-temperature");
@@ -264,7 +265,8 @@ absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
   std::vector<reports::ComparisonReport> reports_of;
   for (const std::string& dir : shard_dirs) {
     FOCAL_ASSIGN_OR_RETURN(std::string rj, ReadFile(dir + "/results.json"));
-    FOCAL_ASSIGN_OR_RETURN(reports::RunResults r, reports::ResultsFromJson(rj, dir + "/results.json"));
+    FOCAL_ASSIGN_OR_RETURN(reports::RunResults r,
+                           reports::ResultsFromJson(rj, dir + "/results.json"));
     FOCAL_ASSIGN_OR_RETURN(std::string cj, ReadFile(dir + "/report.json"));
     reports::ComparisonReport c;
     if (auto st = google::protobuf::util::JsonStringToMessage(cj, &c); !st.ok()) {
@@ -311,7 +313,8 @@ absl::Status RunCompareFromShards(const std::vector<std::string>& shard_dirs,
   }
   if (co.bootstrap_iters <= 0) co.bootstrap_iters = reports_of[0].bootstrap_iters();
   if (settings.bootstrap_seed_from_shards) co.seed = reports_of[0].bootstrap_seed();
-  FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep, reports::BuildComparison(merged, scores, co));
+  FOCAL_ASSIGN_OR_RETURN(reports::ComparisonReport rep,
+                         reports::BuildComparison(merged, scores, co));
   FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, OpenReportDir(report_dir));
   FOCAL_ASSIGN_OR_RETURN(std::string json, reports::ResultsToJson(merged));
   FOCAL_RETURN_IF_ERROR(WriteFileAtomic(report_dir + "/results.json", json));

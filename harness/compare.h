@@ -29,9 +29,8 @@ struct CompareSettings {
 // retrofitted at t = 0.4. `options` carries the shared run flags (tasks,
 // data, limit, lengths, ...); its out/samples/cache paths are set here.
 absl::Status RunCompare(RunOptions options, const std::string& base_spec,
-                        const std::vector<std::string>& focal_specs,
-                        const std::string& report_dir, const CompareSettings& settings,
-                        std::ostream& out);
+                        const std::vector<std::string>& focal_specs, const std::string& report_dir,
+                        const CompareSettings& settings, std::ostream& out);
 
 // The comparison of a sharded compare (`compare --shard I/N` into one report
 // directory per shard, e.g. Slurm array tasks): merges the shards' results

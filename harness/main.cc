@@ -3,9 +3,9 @@
 // prints any error to stderr and exits non-zero.
 #include <iostream>
 #include <map>
-#include <vector>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "harness/commands.h"
@@ -33,7 +33,6 @@ int Finish(const absl::Status& s) {
   std::cerr << "focal-eval: error: " << s.message() << "\n";
   return 1;
 }
-
 
 // Flags shared by `run` and `compare`.
 struct RunFlags {
@@ -106,7 +105,6 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
                   "(auto: when a core is free)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-
 }
 
 // Applies the string flags to f.opts; returns an exit code, or -1 to go on.
@@ -138,8 +136,8 @@ int FinishRunFlags(RunFlags& f) {
     return 2;
   }
   std::string shard_source;
-  if (absl::Status s = focal::harness::ParseShard(f.shard, &f.opts.shard_index,
-                                                  &f.opts.shard_count, nullptr, &shard_source);
+  if (absl::Status s = focal::harness::ParseShard(f.shard, &f.opts.shard_index, &f.opts.shard_count,
+                                                  nullptr, &shard_source);
       !s.ok()) {
     return Finish(s);
   }
@@ -203,8 +201,8 @@ int main(int argc, char** argv) {
   report->add_option("--out", report_out, "write here (atomically) instead of stdout");
 
   std::string bin, tok, out_dir;
-  CLI::App* conv = app.add_subcommand(
-      "convert-llama2c", "convert a llama2.c checkpoint into an HF-format directory");
+  CLI::App* conv = app.add_subcommand("convert-llama2c",
+                                      "convert a llama2.c checkpoint into an HF-format directory");
   conv->add_option("MODEL_BIN", bin, "llama2.c checkpoint (legacy format)")->required();
   conv->add_option("TOKENIZER_MODEL", tok, "sentencepiece tokenizer.model")->required();
   conv->add_option("OUT_DIR", out_dir, "output directory")->required();
@@ -237,11 +235,12 @@ int main(int argc, char** argv) {
   compare->add_option("--bootstrap-seed", cmp.bootstrap_seed, "bootstrap seed")
       ->capture_default_str();
   compare->add_flag("--logit-agreement,!--no-logit-agreement", cmp.logit_agreement,
-                   "compare every focal model's next-token distributions with the base's on "
-                   "the scored continuations (KL divergence, same top-1; default on)");
-  compare->add_option("--attention-stats", cmp.attention_samples,
-                      "attention entropy per layer and head (and needle mass on RULER NIAH) "
-                      "on the first N documents of each task (per length); 0: off")
+                    "compare every focal model's next-token distributions with the base's on "
+                    "the scored continuations (KL divergence, same top-1; default on)");
+  compare
+      ->add_option("--attention-stats", cmp.attention_samples,
+                   "attention entropy per layer and head (and needle mass on RULER NIAH) "
+                   "on the first N documents of each task (per length); 0: off")
       ->check(CLI::NonNegativeNumber);
   std::vector<std::string> from_shards;
   compare->add_option("--from-shards", from_shards,
@@ -280,8 +279,7 @@ int main(int argc, char** argv) {
       // The shards' bootstrap settings unless given again.
       if (compare->count("--bootstrap") == 0) cmp.bootstrap_iters = 0;
       if (compare->count("--bootstrap-seed") == 0) cmp.bootstrap_seed_from_shards = true;
-      return Finish(
-          focal::harness::RunCompareFromShards(from_shards, report_dir, cmp, std::cout));
+      return Finish(focal::harness::RunCompareFromShards(from_shards, report_dir, cmp, std::cout));
     }
     if (int rc = FinishRunFlags(cmp_flags); rc >= 0) return rc;
     return Finish(focal::harness::RunCompare(cmp_flags.opts, base_spec, focal_specs, report_dir,

@@ -10,22 +10,22 @@
 #include <optional>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
-#include "datasets/reader.h"
 #include "base/asset_root.h"
 #include "base/file_util.h"
 #include "base/json_writer.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "base/thread_pool.h"
-#include "harness/commands.h"
+#include "datasets/reader.h"
 #include "engine/long_context_runner.h"
 #include "engine/progress.h"
+#include "harness/commands.h"
 #include "kernels/backend.h"
 #include "model/language_model.h"
 #include "reports/results_writer.h"
@@ -47,7 +47,7 @@ struct TaskData {
   std::string sha256;
   std::string fewshot_path;
   int64_t total_docs = 0;
-  std::vector<datasets::Doc> docs;  // after --limit and --shard
+  std::vector<datasets::Doc> docs;                                 // after --limit and --shard
   std::vector<std::vector<tasks::LoglikelihoodRequest>> requests;  // per doc
 };
 
@@ -156,8 +156,8 @@ absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o,
         return absl::NotFoundError(absl::StrCat(flag, " names unknown task '", name, "'"));
       }
       if (t->spec().output_type() == tasks::GENERATE_UNTIL) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            flag, " ", name, ": a generation task reads its files from --data-dir"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, " ", name, ": a generation task reads its files from --data-dir"));
       }
     }
   }
@@ -235,10 +235,8 @@ struct LoadedModel {
 }  // namespace
 
 std::string CacheIdentity(const reports::ModelRun& run) {
-  return Sha256Hex(absl::StrCat("weights=", run.weights_sha256(),
-                                "\nconfig=", run.config_sha256(),
-                                "\nvariant=", run.variant(),
-                                "\ntokenizer=", run.tokenizer_sha256(),
+  return Sha256Hex(absl::StrCat("weights=", run.weights_sha256(), "\nconfig=", run.config_sha256(),
+                                "\nvariant=", run.variant(), "\ntokenizer=", run.tokenizer_sha256(),
                                 "\nbackend=", run.backend(), "\nbos=", run.bos_policy(),
                                 "\nmax_length=", run.max_length(),
                                 "\nscoring_version=", kScoringVersion, "\n"));
@@ -318,8 +316,8 @@ std::vector<model::Transformer*> Replicas(const LoadedModel& lm) {
 struct ScoredRequests {
   std::vector<engine::TokenizedRequest> all;
   std::vector<std::vector<std::vector<int64_t>>> index;  // task -> doc -> request ids in `all`
-  std::vector<int64_t> truncated;                          // per task
-  std::vector<tasks::LoglikelihoodResult> results;         // parallel to `all`
+  std::vector<int64_t> truncated;                        // per task
+  std::vector<tasks::LoglikelihoodResult> results;       // parallel to `all`
   engine::ScoreStats stats;
 };
 
@@ -347,8 +345,8 @@ absl::StatusOr<ScoredRequests> ScoreTasks(const RunOptions& o, LoadedModel& lm,
   so.batch_tokens = o.batch_tokens;
   const auto score_start = std::chrono::steady_clock::now();
   so.progress = [&](int64_t d, int64_t t, int64_t tokens) {
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                      score_start).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - score_start).count();
     progress.Update(std::filesystem::path(lm.dir).filename().string(), "requests", d, t,
                     absl::StrFormat("%.0f tok/s", secs > 0 ? tokens / secs : 0.0));
   };
@@ -437,10 +435,10 @@ absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td
       }
     }
     if (o.attention_samples > 0) {
-      FOCAL_ASSIGN_OR_RETURN(d.attention,
-                             engine::MeasureAttention(lm.model->transformer(),
-                                                      AnswerProbes(s, ti, o.attention_samples),
-                                                      o.prefill_chunk));
+      FOCAL_ASSIGN_OR_RETURN(
+          d.attention,
+          engine::MeasureAttention(lm.model->transformer(),
+                                   AnswerProbes(s, ti, o.attention_samples), o.prefill_chunk));
     }
   }
   reports::TaskResult* tr = lm.run->add_tasks();
@@ -501,8 +499,8 @@ absl::Status ParseShard(const std::string& text, int* index, int* count, const E
   const EnvLookup env = env_in ? env_in : [](const char* name) { return std::getenv(name); };
   if (text == "auto" || absl::StartsWith(text, "auto/")) {
     int64_t want = 0;  // the count given after "auto/"; 0 = none
-    if (text != "auto" && (!absl::SimpleAtoi(text.substr(5), &want) || want < 1 ||
-                           want > INT32_MAX)) {
+    if (text != "auto" &&
+        (!absl::SimpleAtoi(text.substr(5), &want) || want < 1 || want > INT32_MAX)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--shard '", text, "': the count after auto/ must be a positive integer"));
     }
@@ -529,10 +527,10 @@ absl::Status ParseShard(const std::string& text, int* index, int* count, const E
       i = *task_id - lo;
       // Shards are every N-th document: the array's ids must be lo..lo+N-1.
       if (task_max.has_value() && *task_max - lo + 1 != n) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--shard auto: the Slurm array ", lo, "-", *task_max, " has ", n,
-            " tasks; shards need consecutive task ids (no step, e.g. --array=0-", n - 1,
-            "), or give the count as --shard auto/N"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--shard auto: the Slurm array ", lo, "-", *task_max, " has ", n,
+                         " tasks; shards need consecutive task ids (no step, e.g. --array=0-",
+                         n - 1, "), or give the count as --shard auto/N"));
       }
       from = absl::StrCat("SLURM_ARRAY_TASK_ID=", *task_id, " of ", n);
     } else if (k8s_index.has_value()) {
@@ -654,10 +652,10 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     lm.run->set_cached_requests(scored.stats.cached);  // RunLongContext adds its own
     if (!lco.tasks.empty()) {
       lco.add_bos = lm.add_bos;
-      lco.cache_path = lm.cache_path.empty()
-                           ? ""
-                           : absl::StrCat(lm.cache_path.substr(0, lm.cache_path.size() - 6),
-                                          "-gen.jsonl");
+      lco.cache_path =
+          lm.cache_path.empty()
+              ? ""
+              : absl::StrCat(lm.cache_path.substr(0, lm.cache_path.size() - 6), "-gen.jsonl");
       lco.replicas = lm.replicas;
       FOCAL_RETURN_IF_ERROR(engine::RunLongContext(*lm.model, lco, *lm.run, samples, md));
     }

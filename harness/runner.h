@@ -5,10 +5,10 @@
 #define FOCAL_HARNESS_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,35 +20,35 @@
 namespace focal::harness {
 
 struct RunOptions {
-  std::vector<std::string> models;           // empty: the bundled model
+  std::vector<std::string> models;  // empty: the bundled model
   // Per-model --focal-temperature (same size as `models` when set; a model
   // may appear twice with different values: "DIR@t=0.4").
   std::vector<std::optional<double>> model_temperatures;
   std::optional<double> focal_temperature;
   std::string tasks = "commonsense,lambada_openai";
-  std::string data_dir;                      // empty: bundled samples
-  std::map<std::string, std::string> data;   // --data TASK=PATH
+  std::string data_dir;                             // empty: bundled samples
+  std::map<std::string, std::string> data;          // --data TASK=PATH
   std::map<std::string, std::string> fewshot_data;  // --fewshot-data TASK=PATH
-  std::string spec_dir;                      // empty: <asset root>/tasks/specs
-  std::vector<std::string> extra_spec_dirs;  // --task-specs: the user's own specs
-  int64_t limit = 0;                         // 0: all documents
+  std::string spec_dir;                             // empty: <asset root>/tasks/specs
+  std::vector<std::string> extra_spec_dirs;         // --task-specs: the user's own specs
+  int64_t limit = 0;                                // 0: all documents
   int shard_index = 0;
   int shard_count = 1;
   int64_t batch_tokens = 4096;
   engine::BosPolicy bos = engine::BosPolicy::kAuto;
   int num_fewshot = 0;
-  uint64_t seed = 1234;                      // few-shot sampling (lm-eval's fewshot seed)
-  std::string out;                           // results JSON (written atomically)
-  std::string samples;                       // per-sample JSONL (optional)
-  std::string cache_dir;                     // empty: "<out>.cache" (none without --out)
+  uint64_t seed = 1234;   // few-shot sampling (lm-eval's fewshot seed)
+  std::string out;        // results JSON (written atomically)
+  std::string samples;    // per-sample JSONL (optional)
+  std::string cache_dir;  // empty: "<out>.cache" (none without --out)
   std::string device = "auto";
   int threads = 0;
-  bool progress = true;                      // on stderr (engine/progress.h)
-  double progress_interval = 30;             // seconds between lines when stderr is no TTY
+  bool progress = true;           // on stderr (engine/progress.h)
+  double progress_interval = 30;  // seconds between lines when stderr is no TTY
   // Long-context tasks (ruler, ruler_*, hotpotqa_long, long_context).
   std::string lengths = "4096";
-  std::string gold_depth = "0.5";            // or "sweep"
-  uint64_t long_seed = 42;                   // RULER's random_seed
+  std::string gold_depth = "0.5";  // or "sweep"
+  uint64_t long_seed = 42;         // RULER's random_seed
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t gen_batch = 8;
@@ -88,8 +88,9 @@ absl::Status ParseShard(const std::string& text, int* index, int* count,
                         const EnvLookup& env = nullptr, std::string* source = nullptr);
 
 // When `details` is non-null it receives one engine::ModelDetails per model.
-absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& options, std::ostream& out,
-                                                  std::vector<engine::ModelDetails>* details = nullptr);
+absl::StatusOr<reports::RunResults> RunEvaluation(
+    const RunOptions& options, std::ostream& out,
+    std::vector<engine::ModelDetails>* details = nullptr);
 
 // Parses "DIR" or "DIR@t=0.4" (a retrofit temperature for this model only).
 absl::Status ParseModelSpec(const std::string& spec, std::string* dir,

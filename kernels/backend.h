@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,7 +38,7 @@ struct AttentionSeq {
 };
 
 struct AttentionArgs {
-  Tensor q;                            // (T, H*D), RoPE applied
+  Tensor q;  // (T, H*D), RoPE applied
   absl::Span<const AttentionSeq> seqs;
   // Softmax scale per query row (T): 1/sqrt(D) for base, 1/(t*sqrt(D)) for
   // constant focal, 1/tau for learned focal. Focal attention is a parameter,
@@ -47,7 +47,7 @@ struct AttentionArgs {
   int num_heads = 0;
   int num_kv_heads = 0;
   int head_dim = 0;
-  Tensor out;                          // (T, H*D)
+  Tensor out;  // (T, H*D)
 };
 
 // One query row whose attention distribution is summarised per head (the
@@ -62,11 +62,11 @@ struct AttentionProbe {
 
 // The largest forward call a run will make, for memory estimates.
 struct ForwardShape {
-  int64_t tokens = 0;        // rows of one packed forward call
-  int64_t keys = 0;          // cache rows one query row may attend to
-  int64_t max_inputs = 0;    // widest linear-layer input (K)
-  int64_t max_outputs = 0;   // widest linear-layer output (N; the LM head's vocabulary)
-  int64_t buffers = 0;       // tensors live at once (activations, KV caches)
+  int64_t tokens = 0;       // rows of one packed forward call
+  int64_t keys = 0;         // cache rows one query row may attend to
+  int64_t max_inputs = 0;   // widest linear-layer input (K)
+  int64_t max_outputs = 0;  // widest linear-layer output (N; the LM head's vocabulary)
+  int64_t buffers = 0;      // tensors live at once (activations, KV caches)
 };
 
 // Every virtual op is listed once in kernels/backend_ops.h
@@ -90,8 +90,7 @@ class Backend {
   virtual void CopyFromHost(const void* src, Tensor dst) = 0;
   virtual void CopyToHost(Tensor src, void* dst) = 0;
   // dst rows [dst_row, dst_row + n) = src rows [src_row, src_row + n).
-  virtual void CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row,
-                        int64_t n) = 0;
+  virtual void CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) = 0;
 
   // out(T,C) = table[tokens[t], :].                 table: (V,C)
   virtual void Embed(Tensor table, absl::Span<const int32_t> tokens, Tensor out) = 0;
@@ -163,8 +162,8 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
 // each to hold a replica of the model. CPU entries split --threads (all
 // cores when 0) between them. One entry is CreateBackend's.
 absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::string_view devices,
-                                                                    int num_threads = 0,
-                                                                    std::string* note = nullptr);
+                                                                     int num_threads = 0,
+                                                                     std::string* note = nullptr);
 
 // What results record as the backend: its name, plus "(unverified ...)" for
 // CUDA while !kCudaBackendVerified.

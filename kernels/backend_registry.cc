@@ -79,8 +79,8 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::string_view devices,
-                                                                    int num_threads,
-                                                                    std::string* note) {
+                                                                     int num_threads,
+                                                                     std::string* note) {
   const std::vector<std::string> list = absl::StrSplit(devices, ',');
   std::vector<std::unique_ptr<Backend>> out;
   if (list.size() == 1) {

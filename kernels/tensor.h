@@ -28,7 +28,9 @@ struct Tensor {
   int64_t numel() const { return rows * cols; }
   size_t bytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype); }
   template <typename T>
-  T* as() const { return static_cast<T*>(data); }
+  T* as() const {
+    return static_cast<T*>(data);
+  }
   // Rows [begin, begin + n) as a view.
   Tensor Rows(int64_t begin, int64_t n) const {
     return {static_cast<char*>(data) + begin * cols * DTypeSize(dtype), dtype, n, cols};

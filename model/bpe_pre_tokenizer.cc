@@ -180,9 +180,12 @@ std::optional<SplitRegex> RecognizeSplitRegex(absl::string_view pattern) {
 
 absl::string_view SplitRegexPattern(SplitRegex re) {
   switch (re) {
-    case SplitRegex::kGpt2: return kGpt2Pattern;
-    case SplitRegex::kLlama3: return kLlama3Pattern;
-    case SplitRegex::kQwen2: return kQwen2Pattern;
+    case SplitRegex::kGpt2:
+      return kGpt2Pattern;
+    case SplitRegex::kLlama3:
+      return kLlama3Pattern;
+    case SplitRegex::kQwen2:
+      return kQwen2Pattern;
   }
   return "";
 }
@@ -289,9 +292,9 @@ void RunPreTokenizer(const PreTokenizerStep& step, std::vector<Piece>* pieces) {
       case PreTokenizerStep::Type::kMetaspace: {
         ReplaceAllLiteral(&piece.text, " ", step.replacement);
         const bool starts = piece.text.compare(0, step.replacement.size(), step.replacement) == 0;
-        if (!starts && (step.prepend_scheme == PreTokenizerStep::Prepend::kAlways ||
-                        (step.prepend_scheme == PreTokenizerStep::Prepend::kFirst &&
-                         piece.at_start))) {
+        if (!starts &&
+            (step.prepend_scheme == PreTokenizerStep::Prepend::kAlways ||
+             (step.prepend_scheme == PreTokenizerStep::Prepend::kFirst && piece.at_start))) {
           piece.text.insert(0, step.replacement);
         }
         if (step.split) {

@@ -212,8 +212,8 @@ void AddedMatcher::Split(std::vector<Piece>* pieces) const {
       size_t start = pos, stop = pos + hit->text.size();
       pos = stop;  // the search resumes after the match itself
       if (hit->lstrip) {
-        start = std::max(TrailingWhitespaceStart(absl::string_view(s).substr(0, start)),
-                         start_offset);
+        start =
+            std::max(TrailingWhitespaceStart(absl::string_view(s).substr(0, start)), start_offset);
       }
       if (hit->rstrip) stop += LeadingWhitespace(absl::string_view(s).substr(stop));
       if (start_offset < start) parts.emplace_back(start_offset, start, -1);
@@ -260,9 +260,9 @@ absl::StatusOr<std::vector<int32_t>> BpeTokenizer::Impl::EncodeText(absl::string
   for (Piece& p : pieces) {
     if (p.id < 0) Normalize(&p.text);
   }
-  pieces.erase(std::remove_if(pieces.begin(), pieces.end(),
-                              [](const Piece& p) { return p.text.empty(); }),
-               pieces.end());
+  pieces.erase(
+      std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.text.empty(); }),
+      pieces.end());
   normalized_added.Split(&pieces);
   for (const PreTokenizerStep& step : pre_tokenizer) RunPreTokenizer(step, &pieces);
   for (const Piece& p : pieces) {
@@ -328,9 +328,7 @@ void BpeTokenizer::Impl::Bpe(absl::string_view word, std::vector<int32_t>* out) 
     uint32_t rank;
     int pos;
     int32_t new_id;
-    bool operator>(const Merge& o) const {
-      return rank != o.rank ? rank > o.rank : pos > o.pos;
-    }
+    bool operator>(const Merge& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
   };
   const auto find = [&](int32_t a, int32_t b) {
     return merges.find((static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) |
@@ -376,9 +374,9 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec) {
   int64_t max_id = -1;
   for (const auto& [token, id] : spec.vocab) {
     if (id < 0 || id >= kMaxId) {
-      return SpecError(spec, spec.vocab_field,
-                       absl::StrCat("token '", token, "' has id ", id, ", outside [0, ", kMaxId,
-                                    ")"));
+      return SpecError(
+          spec, spec.vocab_field,
+          absl::StrCat("token '", token, "' has id ", id, ", outside [0, ", kMaxId, ")"));
     }
     max_id = std::max(max_id, id);
   }
@@ -392,9 +390,9 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec) {
   for (const auto& [token, id] : spec.vocab) {
     const int32_t i = static_cast<int32_t>(id);
     if (impl->kind[i] != BpeTokenizer::Impl::kAbsent) {
-      return SpecError(spec, spec.vocab_field,
-                       absl::StrCat("tokens '", impl->id_to_token[i], "' and '", token,
-                                    "' both have id ", id));
+      return SpecError(
+          spec, spec.vocab_field,
+          absl::StrCat("tokens '", impl->id_to_token[i], "' and '", token, "' both have id ", id));
     }
     if (!impl->vocab.emplace(token, i).second) {
       return SpecError(spec, spec.vocab_field, absl::StrCat("token '", token, "' is listed twice"));
@@ -411,16 +409,16 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec) {
     const std::string field = absl::StrCat(spec.merges_field, "[", rank, "]");
     auto ia = impl->vocab.find(a), ib = impl->vocab.find(b);
     if (ia == impl->vocab.end() || ib == impl->vocab.end()) {
-      return SpecError(spec, field,
-                       absl::StrCat("merge '", a, " ", b, "' refers to token '",
-                                    ia == impl->vocab.end() ? a : b, "', which is not in ",
-                                    spec.vocab_field));
+      return SpecError(
+          spec, field,
+          absl::StrCat("merge '", a, " ", b, "' refers to token '", ia == impl->vocab.end() ? a : b,
+                       "', which is not in ", spec.vocab_field));
     }
     auto im = impl->vocab.find(a + b);
     if (im == impl->vocab.end()) {
       return SpecError(spec, field,
-                       absl::StrCat("merge '", a, " ", b, "' makes '", a + b,
-                                    "', which is not in ", spec.vocab_field));
+                       absl::StrCat("merge '", a, " ", b, "' makes '", a + b, "', which is not in ",
+                                    spec.vocab_field));
     }
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(ia->second)) << 32) |
                          static_cast<uint32_t>(ib->second);
@@ -458,9 +456,9 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec) {
     const std::string field = absl::StrCat(spec.added_field, "[", i, "]");
     if (t.content.empty()) continue;  // the library ignores these
     if (t.single_word) {
-      return absl::UnimplementedError(absl::StrCat(
-          spec.source, ": ", field, ": added token '", t.content,
-          "' has single_word: true, which is not implemented"));
+      return absl::UnimplementedError(
+          absl::StrCat(spec.source, ": ", field, ": added token '", t.content,
+                       "' has single_word: true, which is not implemented"));
     }
     if (added_ids.contains(t.content)) {
       return SpecError(spec, field, absl::StrCat("added token '", t.content, "' is listed twice"));
@@ -474,9 +472,9 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec) {
       id = max_added >= model_size || model_size == 0 ? max_added + 1 : model_size;
     }
     if (id != t.id) {
-      return SpecError(spec, field,
-                       absl::StrCat("added token '", t.content, "' has id ", t.id,
-                                    " but would get id ", id));
+      return SpecError(
+          spec, field,
+          absl::StrCat("added token '", t.content, "' has id ", t.id, " but would get id ", id));
     }
     max_added = std::max(max_added, id);
     added_ids[t.content] = static_cast<int32_t>(id);
@@ -523,8 +521,8 @@ absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScores(
-    absl::Span<const std::string> tokens, absl::Span<const float> scores,
-    absl::string_view source, absl::string_view field) {
+    absl::Span<const std::string> tokens, absl::Span<const float> scores, absl::string_view source,
+    absl::string_view field) {
   const auto error = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", field, ": ", what));
   };
@@ -540,8 +538,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScore
     if (std::isnan(scores[i])) return error(absl::StrCat("score ", i, " ('", t, "') is NaN"));
     if (!IsValidUtf8(t)) return error(absl::StrCat("token ", i, " is not valid UTF-8"));
     if (!ids.emplace(t, static_cast<int32_t>(i)).second) {
-      return error(absl::StrCat("token ", i, " '", t, "' is listed twice (first as ",
-                                ids[t], ")"));
+      return error(absl::StrCat("token ", i, " '", t, "' is listed twice (first as ", ids[t], ")"));
     }
     int32_t n = 0;
     for (size_t pos = 0; pos < t.size(); pos += Utf8Length(static_cast<unsigned char>(t[pos]))) {
@@ -737,9 +734,7 @@ std::string BpeTokenizer::IdToPiece(int32_t id) const {
   return impl_->id_to_token[id];
 }
 
-int32_t BpeTokenizer::vocab_size() const {
-  return static_cast<int32_t>(impl_->id_to_token.size());
-}
+int32_t BpeTokenizer::vocab_size() const { return static_cast<int32_t>(impl_->id_to_token.size()); }
 int32_t BpeTokenizer::bos_id() const { return impl_->bos_id; }
 int32_t BpeTokenizer::eos_id() const { return impl_->eos_id; }
 bool BpeTokenizer::adds_bos() const {

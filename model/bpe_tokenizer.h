@@ -87,8 +87,8 @@ absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_
 // the index for a NaN score, a token that is not UTF-8 or listed twice, or
 // lengths that differ.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScores(
-    absl::Span<const std::string> tokens, absl::Span<const float> scores,
-    absl::string_view source, absl::string_view field);
+    absl::Span<const std::string> tokens, absl::Span<const float> scores, absl::string_view source,
+    absl::string_view field);
 
 struct BpeAddedToken {
   int32_t id = -1;
@@ -113,10 +113,10 @@ struct BpeTokenizerParts {
   std::vector<BpeAddedToken> added;
   BpePreTokenizerKind kind = BpePreTokenizerKind::kGpt2;
   int32_t bos_id = -1, eos_id = -1;
-  int32_t unk_id = -1;              // kSentencePiece: the unknown token
+  int32_t unk_id = -1;                    // kSentencePiece: the unknown token
   bool add_bos = false, add_eos = false;  // what add_special_tokens=True adds
-  std::string source;               // named by errors and returned by path()
-  std::string sha256;               // identity of what the parts came from
+  std::string source;                     // named by errors and returned by path()
+  std::string sha256;                     // identity of what the parts came from
 };
 
 class BpeTokenizer final : public Tokenizer {

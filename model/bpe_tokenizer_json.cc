@@ -76,8 +76,8 @@ class Reader {
   }
   // A {"String": s} pattern; {"Regex": r} is refused unless `regex_ok`
   // (then *is_regex is set).
-  absl::StatusOr<std::string> Pattern(const JsonValue& obj, absl::string_view field,
-                                      bool regex_ok, bool* is_regex) const {
+  absl::StatusOr<std::string> Pattern(const JsonValue& obj, absl::string_view field, bool regex_ok,
+                                      bool* is_regex) const {
     const std::string f = absl::StrCat(field, ".pattern");
     FOCAL_ASSIGN_OR_RETURN(const JsonValue* p, Get(obj, "pattern", f));
     if (!p->is_object() || p->members().size() != 1 || !p->members()[0].second.is_string()) {
@@ -93,8 +93,8 @@ class Reader {
       return value.string_value();
     }
     if (kind == "Regex") {
-      return Unsupported(f, absl::StrCat("regex patterns are not implemented here (",
-                                         value.string_value(), ")"));
+      return Unsupported(
+          f, absl::StrCat("regex patterns are not implemented here (", value.string_value(), ")"));
     }
     return Bad(f, absl::StrCat("unknown pattern kind '", kind, "'"));
   }
@@ -219,8 +219,7 @@ absl::Status ParsePreTokenizer(const Reader& r, const JsonValue& v, const std::s
     FOCAL_ASSIGN_OR_RETURN(s.prepend_scheme, PrependScheme(r, v, field));
     FOCAL_ASSIGN_OR_RETURN(s.split, r.Bool(v, "split", field + ".split", true));
   } else {
-    return r.Unsupported(field,
-                         absl::StrCat("pre-tokenizer type '", type, "' is not implemented"));
+    return r.Unsupported(field, absl::StrCat("pre-tokenizer type '", type, "' is not implemented"));
   }
   out->push_back(std::move(s));
   return absl::OkStatus();
@@ -281,8 +280,8 @@ absl::Status ParsePostProcessor(const Reader& r, const JsonValue& v, const std::
     for (size_t i = 0; i < list->size(); ++i) {
       // Each processor wraps what the earlier ones produced.
       std::vector<int32_t> p, s;
-      FOCAL_RETURN_IF_ERROR(ParsePostProcessor(
-          r, (*list)[i], absl::StrCat(field, ".processors[", i, "]"), &p, &s));
+      FOCAL_RETURN_IF_ERROR(
+          ParsePostProcessor(r, (*list)[i], absl::StrCat(field, ".processors[", i, "]"), &p, &s));
       prefix->insert(prefix->begin(), p.begin(), p.end());
       suffix->insert(suffix->end(), s.begin(), s.end());
     }
@@ -332,8 +331,8 @@ absl::Status ParsePostProcessor(const Reader& r, const JsonValue& v, const std::
 absl::Status ParseModel(const Reader& r, const JsonValue& m, BpeSpec* spec) {
   FOCAL_ASSIGN_OR_RETURN(std::string type, r.Type(m, "model"));
   if (type != "BPE") {
-    return r.Unsupported("model.type", absl::StrCat("model type '", type,
-                                                    "' is not implemented (only BPE)"));
+    return r.Unsupported("model.type",
+                         absl::StrCat("model type '", type, "' is not implemented (only BPE)"));
   }
   const JsonValue* dropout = m.Find("dropout");
   if (dropout != nullptr && !dropout->is_null() &&
@@ -448,8 +447,8 @@ absl::Status ApplyTokenizerConfig(const std::string& path, absl::string_view tex
     if (v->is_string()) {
       content = v->string_value();
     } else if (v->is_object()) {
-      FOCAL_ASSIGN_OR_RETURN(content, r.String(*v, "content",
-                                               absl::StrCat(token_keys[k], ".content")));
+      FOCAL_ASSIGN_OR_RETURN(content,
+                             r.String(*v, "content", absl::StrCat(token_keys[k], ".content")));
     } else {
       return r.Bad(token_keys[k], "must be a string, {\"content\": ...} or null");
     }
@@ -515,8 +514,7 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer>> BpeTokenizer::Load(absl::string_vi
     FOCAL_RETURN_IF_ERROR(ParseDecoder(r, *v, "decoder", &spec.decoder));
   }
   if (const JsonValue* v = root.Find("post_processor")) {
-    FOCAL_RETURN_IF_ERROR(
-        ParsePostProcessor(r, *v, "post_processor", &spec.prefix, &spec.suffix));
+    FOCAL_RETURN_IF_ERROR(ParsePostProcessor(r, *v, "post_processor", &spec.prefix, &spec.suffix));
   }
   FOCAL_RETURN_IF_ERROR(ParseAddedTokens(r, root, &spec));
   // Without tokenizer_config.json, BOS and EOS are what the post-processor

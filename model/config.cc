@@ -80,9 +80,8 @@ class Fields {
 absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source,
                               absl::string_view prefix, RopeScaling& out) {
   if (!v.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": field '", prefix.substr(0, prefix.size() - 1),
-                     "' must be null or an object"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": field '", prefix.substr(0, prefix.size() - 1), "' must be null or an object"));
   }
   Fields f(v, source, prefix);
   // Newer configs say "rope_type", older ones "type".
@@ -92,8 +91,8 @@ absl::Status ParseRopeScaling(const JsonValue& v, absl::string_view source,
   }
   if (type.empty() || type == "default") return absl::OkStatus();
   if (type != "linear" && type != "llama3") {
-    return absl::UnimplementedError(absl::StrCat(
-        source, ": ", prefix, "rope_type '", type, "' is not supported (none, linear or llama3)"));
+    return absl::UnimplementedError(absl::StrCat(source, ": ", prefix, "rope_type '", type,
+                                                 "' is not supported (none, linear or llama3)"));
   }
   FOCAL_ASSIGN_OR_RETURN(out.factor, f.Number("factor", std::nullopt));
   if (!(out.factor > 0)) return f.Error("factor", "must be > 0");
@@ -147,8 +146,9 @@ absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t nu
     if (t->is_array()) {
       for (const JsonValue& x : t->array()) items.push_back(&x);
       if (static_cast<int64_t>(items.size()) != num_layers) {
-        return f.Error("temperature", absl::StrCat("has ", items.size(), " values but the model has ",
-                                                   num_layers, " layers"));
+        return f.Error("temperature",
+                       absl::StrCat("has ", items.size(), " values but the model has ", num_layers,
+                                    " layers"));
       }
     } else {
       items.push_back(t);
@@ -181,8 +181,8 @@ absl::Status ParseFocal(const JsonValue& v, absl::string_view source, int64_t nu
     } else if (red == "sequence_mean") {
       out.reduction = FocalConfig::Reduction::kSequenceMean;
     } else {
-      return f.Error("reduction", absl::StrCat("must be \"token\" or \"sequence_mean\", got \"",
-                                               red, "\""));
+      return f.Error("reduction",
+                     absl::StrCat("must be \"token\" or \"sequence_mean\", got \"", red, "\""));
     }
     return absl::OkStatus();
   }
@@ -198,20 +198,19 @@ std::string ModelConfig::Variant() const {
       return "base";
     case FocalConfig::Mode::kConstant: {
       auto fmt = [](double t) { return absl::StrFormat("%g", t); };
-      std::string t = focal.temperature.size() == 1
-                          ? fmt(focal.temperature[0])
-                          : absl::StrCat("[", absl::StrJoin(focal.temperature, ",",
-                                                            [&](std::string* o, double x) {
-                                                              o->append(fmt(x));
-                                                            }),
-                                         "]");
+      std::string t =
+          focal.temperature.size() == 1
+              ? fmt(focal.temperature[0])
+              : absl::StrCat("[",
+                             absl::StrJoin(focal.temperature, ",",
+                                           [&](std::string* o, double x) { o->append(fmt(x)); }),
+                             "]");
       return absl::StrCat("focal(t=", t, focal.overridden ? ", retrofit" : "", ")");
     }
     case FocalConfig::Mode::kLearned:
-      return absl::StrCat("focal(learned, ",
-                          focal.reduction == FocalConfig::Reduction::kToken ? "token"
-                                                                            : "sequence_mean",
-                          ")");
+      return absl::StrCat(
+          "focal(learned, ",
+          focal.reduction == FocalConfig::Reduction::kToken ? "token" : "sequence_mean", ")");
   }
   return "?";
 }
@@ -229,9 +228,9 @@ std::string ModelConfig::Fingerprint() const {
       "\nvocab_size=", vocab_size, "\nmax_position_embeddings=", max_position_embeddings,
       "\nsliding_window=", sliding_window.has_value() ? absl::StrCat(*sliding_window) : "none",
       "\nrms_norm_eps=", num(rms_norm_eps), "\nrope_theta=", num(rope_theta),
-      "\nrope_scaling=", static_cast<int>(r.type), ",", num(r.factor), ",",
-      num(r.low_freq_factor), ",", num(r.high_freq_factor), ",",
-      r.original_max_position_embeddings, "\ntie_word_embeddings=", tie_word_embeddings ? 1 : 0,
+      "\nrope_scaling=", static_cast<int>(r.type), ",", num(r.factor), ",", num(r.low_freq_factor),
+      ",", num(r.high_freq_factor), ",", r.original_max_position_embeddings,
+      "\ntie_word_embeddings=", tie_word_embeddings ? 1 : 0,
       "\nbos_token_id=", bos_token_id.has_value() ? absl::StrCat(*bos_token_id) : "none",
       "\neos_token_ids=", absl::StrJoin(eos_token_ids, ","),
       "\nfocal=", static_cast<int>(focal.mode), ";", nums(focal.temperature), ";",
@@ -280,9 +279,9 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view json, absl::strin
   FOCAL_ASSIGN_OR_RETURN(c.max_position_embeddings,
                          f.Int("max_position_embeddings", int64_t{2048}, 1));
   if (c.num_heads % c.num_kv_heads != 0) {
-    return f.Error("num_key_value_heads",
-                   absl::StrCat("(", c.num_kv_heads, ") must divide num_attention_heads (",
-                                c.num_heads, ")"));
+    return f.Error(
+        "num_key_value_heads",
+        absl::StrCat("(", c.num_kv_heads, ") must divide num_attention_heads (", c.num_heads, ")"));
   }
   if (f.Get("head_dim") != nullptr) {
     FOCAL_ASSIGN_OR_RETURN(c.head_dim, f.Int("head_dim", std::nullopt, 2));
@@ -321,7 +320,8 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view json, absl::strin
   }
   for (const char* bias : {"attention_bias", "mlp_bias"}) {
     FOCAL_ASSIGN_OR_RETURN(bool b, f.Bool(bias, false));
-    if (b) return absl::UnimplementedError(absl::StrCat(source, ": ", bias, " = true is not supported"));
+    if (b)
+      return absl::UnimplementedError(absl::StrCat(source, ": ", bias, " = true is not supported"));
   }
   if (f.Get("bos_token_id") != nullptr) {
     FOCAL_ASSIGN_OR_RETURN(c.bos_token_id, f.Int("bos_token_id", std::nullopt, 0));
@@ -396,8 +396,8 @@ std::vector<float> RopeInvFreq(const ModelConfig& c) {
       float f = wavelen > low_wavelen ? x / factor : x;
       const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
       if (medium) {
-        const float smooth = static_cast<float>(
-            (old_len / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor));
+        const float smooth = static_cast<float>((old_len / wavelen - rs.low_freq_factor) /
+                                                (rs.high_freq_factor - rs.low_freq_factor));
         f = (1.0f - smooth) * f / factor + smooth * f;
       }
       x = f;

@@ -206,8 +206,10 @@ bool CanDequantize(GgmlType type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K: return true;
-    default: return false;
+    case GgmlType::kQ6_K:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -240,15 +242,32 @@ absl::Status Dequantize(GgmlType type, const uint8_t* src, int64_t n, float* dst
         dst[i] = Bf16ToF32(h);
       }
       break;
-    case GgmlType::kQ4_0: RowQ4_0(src, nb, dst); break;
-    case GgmlType::kQ4_1: RowQ4_1(src, nb, dst); break;
-    case GgmlType::kQ5_0: RowQ5_0(src, nb, dst); break;
-    case GgmlType::kQ5_1: RowQ5_1(src, nb, dst); break;
-    case GgmlType::kQ8_0: RowQ8_0(src, nb, dst); break;
-    case GgmlType::kQ4_K: RowQ4_K(src, nb, dst); break;
-    case GgmlType::kQ5_K: RowQ5_K(src, nb, dst); break;
-    case GgmlType::kQ6_K: RowQ6_K(src, nb, dst); break;
-    default: break;  // excluded by CanDequantize
+    case GgmlType::kQ4_0:
+      RowQ4_0(src, nb, dst);
+      break;
+    case GgmlType::kQ4_1:
+      RowQ4_1(src, nb, dst);
+      break;
+    case GgmlType::kQ5_0:
+      RowQ5_0(src, nb, dst);
+      break;
+    case GgmlType::kQ5_1:
+      RowQ5_1(src, nb, dst);
+      break;
+    case GgmlType::kQ8_0:
+      RowQ8_0(src, nb, dst);
+      break;
+    case GgmlType::kQ4_K:
+      RowQ4_K(src, nb, dst);
+      break;
+    case GgmlType::kQ5_K:
+      RowQ5_K(src, nb, dst);
+      break;
+    case GgmlType::kQ6_K:
+      RowQ6_K(src, nb, dst);
+      break;
+    default:
+      break;  // excluded by CanDequantize
   }
   return absl::OkStatus();
 }

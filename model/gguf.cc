@@ -77,17 +77,22 @@ int ScalarSize(uint32_t t) {
   switch (static_cast<GgufValueType>(t)) {
     case GgufValueType::kU8:
     case GgufValueType::kI8:
-    case GgufValueType::kBool: return 1;
+    case GgufValueType::kBool:
+      return 1;
     case GgufValueType::kU16:
-    case GgufValueType::kI16: return 2;
+    case GgufValueType::kI16:
+      return 2;
     case GgufValueType::kU32:
     case GgufValueType::kI32:
-    case GgufValueType::kF32: return 4;
+    case GgufValueType::kF32:
+      return 4;
     case GgufValueType::kU64:
     case GgufValueType::kI64:
-    case GgufValueType::kF64: return 8;
+    case GgufValueType::kF64:
+      return 8;
     case GgufValueType::kString:
-    case GgufValueType::kArray: return 0;
+    case GgufValueType::kArray:
+      return 0;
   }
   return -1;
 }
@@ -115,19 +120,32 @@ const char* GgmlTypeName(GgmlType type) {
 
 const char* GgufValueTypeName(GgufValueType type) {
   switch (type) {
-    case GgufValueType::kU8: return "uint8";
-    case GgufValueType::kI8: return "int8";
-    case GgufValueType::kU16: return "uint16";
-    case GgufValueType::kI16: return "int16";
-    case GgufValueType::kU32: return "uint32";
-    case GgufValueType::kI32: return "int32";
-    case GgufValueType::kF32: return "float32";
-    case GgufValueType::kBool: return "bool";
-    case GgufValueType::kString: return "string";
-    case GgufValueType::kArray: return "array";
-    case GgufValueType::kU64: return "uint64";
-    case GgufValueType::kI64: return "int64";
-    case GgufValueType::kF64: return "float64";
+    case GgufValueType::kU8:
+      return "uint8";
+    case GgufValueType::kI8:
+      return "int8";
+    case GgufValueType::kU16:
+      return "uint16";
+    case GgufValueType::kI16:
+      return "int16";
+    case GgufValueType::kU32:
+      return "uint32";
+    case GgufValueType::kI32:
+      return "int32";
+    case GgufValueType::kF32:
+      return "float32";
+    case GgufValueType::kBool:
+      return "bool";
+    case GgufValueType::kString:
+      return "string";
+    case GgufValueType::kArray:
+      return "array";
+    case GgufValueType::kU64:
+      return "uint64";
+    case GgufValueType::kI64:
+      return "int64";
+    case GgufValueType::kF64:
+      return "float64";
   }
   return "?";
 }
@@ -136,19 +154,27 @@ const char* GgufValueTypeName(GgufValueType type) {
 
 std::optional<int64_t> GgufValue::AsInt() const {
   switch (type_) {
-    case GgufValueType::kU8: return Load<uint8_t>(raw_);
-    case GgufValueType::kI8: return Load<int8_t>(raw_);
-    case GgufValueType::kU16: return Load<uint16_t>(raw_);
-    case GgufValueType::kI16: return Load<int16_t>(raw_);
-    case GgufValueType::kU32: return Load<uint32_t>(raw_);
-    case GgufValueType::kI32: return Load<int32_t>(raw_);
-    case GgufValueType::kI64: return Load<int64_t>(raw_);
+    case GgufValueType::kU8:
+      return Load<uint8_t>(raw_);
+    case GgufValueType::kI8:
+      return Load<int8_t>(raw_);
+    case GgufValueType::kU16:
+      return Load<uint16_t>(raw_);
+    case GgufValueType::kI16:
+      return Load<int16_t>(raw_);
+    case GgufValueType::kU32:
+      return Load<uint32_t>(raw_);
+    case GgufValueType::kI32:
+      return Load<int32_t>(raw_);
+    case GgufValueType::kI64:
+      return Load<int64_t>(raw_);
     case GgufValueType::kU64: {
       const uint64_t v = Load<uint64_t>(raw_);
       if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
       return static_cast<int64_t>(v);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

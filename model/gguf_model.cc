@@ -331,10 +331,9 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
   // it is named: listing them all first took gigabytes for a block_count far
   // past the file's tensors.
   const auto require = [&f](const std::string& name) {
-    return f.FindTensor(name) != nullptr
-               ? absl::OkStatus()
-               : absl::NotFoundError(
-                     absl::StrCat(f.path(), ": GGUF is missing tensor '", name, "'"));
+    return f.FindTensor(name) != nullptr ? absl::OkStatus()
+                                         : absl::NotFoundError(absl::StrCat(
+                                               f.path(), ": GGUF is missing tensor '", name, "'"));
   };
   FOCAL_RETURN_IF_ERROR(require("token_embd.weight"));
   FOCAL_RETURN_IF_ERROR(require("output_norm.weight"));

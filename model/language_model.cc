@@ -23,9 +23,10 @@ absl::StatusOr<std::optional<std::string>> FindGgufCheckpoint(absl::string_view 
   std::error_code ec;
   if (fs::is_regular_file(p, ec)) {
     if (absl::EndsWithIgnoreCase(p, ".gguf")) return p;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model path '", path, "' is a file but not a .gguf checkpoint (give a .gguf file or a "
-        "checkpoint directory)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model path '", path,
+                     "' is a file but not a .gguf checkpoint (give a .gguf file or a "
+                     "checkpoint directory)"));
   }
   if (!fs::is_directory(p, ec) || fs::exists(absl::StrCat(p, "/config.json"), ec)) {
     return std::nullopt;
@@ -38,17 +39,16 @@ absl::StatusOr<std::optional<std::string>> FindGgufCheckpoint(absl::string_view 
   if (ggufs.empty()) return std::nullopt;
   if (ggufs.size() > 1) {
     std::sort(ggufs.begin(), ggufs.end());
-    return absl::InvalidArgumentError(absl::StrCat("model directory '", path, "' holds ",
-                                                   ggufs.size(), " .gguf files (",
-                                                   absl::StrJoin(ggufs, ", "),
-                                                   "); give the path of one"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model directory '", path, "' holds ", ggufs.size(), " .gguf files (",
+                     absl::StrJoin(ggufs, ", "), "); give the path of one"));
   }
   return (fs::path(p) / ggufs[0]).string();
 }
 
 absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_view dir,
-                                                             kernels::Backend& backend,
-                                                             const LoadOptions& options) {
+                                                                   kernels::Backend& backend,
+                                                                   const LoadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(std::string(dir), ec)) {
     return absl::NotFoundError(absl::StrCat("model directory '", dir, "' does not exist"));
@@ -70,8 +70,8 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_
   if (tok.ok()) {
     if ((*tok)->vocab_size() > m->config_.vocab_size) {
       return absl::InvalidArgumentError(
-          absl::StrCat((*tok)->path(), ": tokenizer has ", (*tok)->vocab_size(),
-                       " pieces but ", m->gguf_ != nullptr ? "the GGUF's vocab size" : "config.json vocab_size",
+          absl::StrCat((*tok)->path(), ": tokenizer has ", (*tok)->vocab_size(), " pieces but ",
+                       m->gguf_ != nullptr ? "the GGUF's vocab size" : "config.json vocab_size",
                        " is ", m->config_.vocab_size));
     }
     m->tokenizer_ = *std::move(tok);
@@ -87,9 +87,8 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_
   } else {
     FOCAL_ASSIGN_OR_RETURN(m->store_, TensorStore::OpenDir(dir));
   }
-  FOCAL_ASSIGN_OR_RETURN(
-      m->weights_,
-      LoadLlamaWeights(m->config_, m->store_, options.validate_only ? nullptr : &backend));
+  FOCAL_ASSIGN_OR_RETURN(m->weights_, LoadLlamaWeights(m->config_, m->store_,
+                                                       options.validate_only ? nullptr : &backend));
   if (!options.validate_only) {
     m->transformer_ =
         std::make_unique<Transformer>(m->config_, m->weights_, backend, options.transformer);

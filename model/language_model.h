@@ -39,8 +39,8 @@ class LanguageModel {
   // directory with config.json (HF format), a .gguf file, or a directory
   // without config.json that holds exactly one .gguf file.
   static absl::StatusOr<std::unique_ptr<LanguageModel>> Load(absl::string_view path,
-                                                          kernels::Backend& backend,
-                                                          const LoadOptions& options = {});
+                                                             kernels::Backend& backend,
+                                                             const LoadOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const LlamaWeights& weights() const { return weights_; }

@@ -21,8 +21,7 @@ namespace {
 // safetensors reference implementation uses the same 100 MB bound).
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-absl::Status TensorError(absl::string_view path, absl::string_view tensor,
-                         absl::string_view what) {
+absl::Status TensorError(absl::string_view path, absl::string_view tensor, absl::string_view what) {
   return absl::DataLossError(absl::StrCat(path, ": tensor '", tensor, "': ", what));
 }
 
@@ -86,7 +85,8 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(absl::str
     const JsonValue* shape = v.Find("shape");
     const JsonValue* offs = v.Find("data_offsets");
     if (dt == nullptr || !dt->is_string()) return TensorError(path, name, "missing string 'dtype'");
-    if (shape == nullptr || !shape->is_array()) return TensorError(path, name, "missing 'shape' list");
+    if (shape == nullptr || !shape->is_array())
+      return TensorError(path, name, "missing 'shape' list");
     if (offs == nullptr || !offs->is_array() || offs->array().size() != 2 ||
         !offs->array()[0].is_integer() || !offs->array()[1].is_integer()) {
       return TensorError(path, name, "'data_offsets' must be two integers");
@@ -96,7 +96,8 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(absl::str
     info.dtype = dt->string_value();
     info.file = std::string(path);
     const size_t esize = SafetensorsDTypeSize(info.dtype);
-    if (esize == 0) return TensorError(path, name, absl::StrCat("unknown dtype '", info.dtype, "'"));
+    if (esize == 0)
+      return TensorError(path, name, absl::StrCat("unknown dtype '", info.dtype, "'"));
     // Element count with overflow checks: a hostile shape must not wrap.
     uint64_t numel = 1;
     for (const JsonValue& d : shape->array()) {
@@ -114,9 +115,10 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(absl::str
       return TensorError(path, name, absl::StrCat("bad data_offsets [", b, ", ", e, "]"));
     }
     if (static_cast<uint64_t>(e) > data_size) {
-      return TensorError(path, name,
-                         absl::StrCat("data_offsets [", b, ", ", e, "] run past the end of the data (",
-                                      data_size, " bytes): truncated file?"));
+      return TensorError(
+          path, name,
+          absl::StrCat("data_offsets [", b, ", ", e, "] run past the end of the data (", data_size,
+                       " bytes): truncated file?"));
     }
     if (static_cast<uint64_t>(e - b) != numel * esize) {
       return TensorError(path, name,
@@ -128,8 +130,9 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(absl::str
     ranges.push_back({static_cast<uint64_t>(b), static_cast<uint64_t>(e), name});
     st->tensors_.emplace(name, std::move(info));
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
+  });
   for (size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].begin < ranges[i - 1].end) {
       return TensorError(path, ranges[i].name,
@@ -183,8 +186,8 @@ absl::StatusOr<TensorStore> TensorStore::OpenDir(absl::string_view model_dir) {
     const auto& shard = opened[fname]->tensors();
     auto it = shard.find(name);
     if (it == shard.end()) {
-      return absl::DataLossError(absl::StrCat(index, ": tensor '", name, "' is mapped to '",
-                                              fname, "' but that file does not contain it"));
+      return absl::DataLossError(absl::StrCat(index, ": tensor '", name, "' is mapped to '", fname,
+                                              "' but that file does not contain it"));
     }
     store.tensors_.emplace(name, it->second);
   }
@@ -192,8 +195,8 @@ absl::StatusOr<TensorStore> TensorStore::OpenDir(absl::string_view model_dir) {
   for (const auto& f : store.files_) {
     for (const auto& [name, info] : f->tensors()) {
       if (!map->Find(name)) {
-        return absl::DataLossError(absl::StrCat(info.file, ": tensor '", name,
-                                                "' is not listed in ", index));
+        return absl::DataLossError(
+            absl::StrCat(info.file, ": tensor '", name, "' is not listed in ", index));
       }
     }
   }

@@ -19,11 +19,11 @@ namespace focal::model {
 
 struct TensorInfo {
   std::string name;
-  std::string dtype;             // safetensors name: "F32", "BF16", "I64", ...
+  std::string dtype;  // safetensors name: "F32", "BF16", "I64", ...
   std::vector<int64_t> shape;
   const uint8_t* data = nullptr;  // into the memory map
   size_t bytes = 0;
-  std::string file;              // path of the file holding it
+  std::string file;  // path of the file holding it
   // The tensor's name in `file` when the store renamed it (a GGUF tensor's
   // "blk.0.attn_q.weight"); empty when it is `name`.
   std::string source_name;

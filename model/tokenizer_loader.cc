@@ -125,9 +125,9 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadGgufLlama(const GgufFile& gguf,
     // transformers gives these architectures other sentencepiece pipelines.
     for (absl::string_view other : {"gemma", "gemma2", "gemma3", "phi3"}) {
       if (arch == other) {
-        return absl::UnimplementedError(absl::StrCat(
-            file, ": a 'llama' (sentencepiece) vocabulary of architecture '", arch,
-            "' is not implemented (transformers builds it differently from Llama's)"));
+        return absl::UnimplementedError(
+            absl::StrCat(file, ": a 'llama' (sentencepiece) vocabulary of architecture '", arch,
+                         "' is not implemented (transformers builds it differently from Llama's)"));
       }
     }
   }
@@ -151,9 +151,9 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadGgufLlama(const GgufFile& gguf,
   for (size_t i = 0; i < data.token_type.size(); ++i) {
     const int32_t type = data.token_type[i];
     if (type < 0 || type > kMaxTokenType) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file, ": tokenizer.ggml.token_type[", i, "] = ", type, " (token '",
-                       data.tokens[i], "') is not a llama.cpp token type (0 to 6)"));
+      return absl::InvalidArgumentError(absl::StrCat(file, ": tokenizer.ggml.token_type[", i,
+                                                     "] = ", type, " (token '", data.tokens[i],
+                                                     "') is not a llama.cpp token type (0 to 6)"));
     }
   }
   BpeTokenizerParts parts;
@@ -165,8 +165,9 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadGgufLlama(const GgufFile& gguf,
     FOCAL_RETURN_IF_ERROR(ParseGgufMerges(gguf, data, &parts));
   } else if (data.scores.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(file, ": tokenizer.ggml.scores is missing; a 'llama' (sentencepiece) "
-                           "vocabulary needs them (its merges are derived from the scores)"));
+        absl::StrCat(file,
+                     ": tokenizer.ggml.scores is missing; a 'llama' (sentencepiece) "
+                     "vocabulary needs them (its merges are derived from the scores)"));
   } else {
     FOCAL_ASSIGN_OR_RETURN(parts.merges, MergesFromScores(data.tokens, data.scores, file,
                                                           "tokenizer.ggml.tokens/scores"));

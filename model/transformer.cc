@@ -74,8 +74,8 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
                                   std::vector<std::vector<TokenScore>>& out,
                                   ForwardExtras* extras) {
   const ModelConfig& c = config_;
-  const int64_t C = c.hidden_size, F = c.intermediate_size, H = c.num_heads,
-                Hkv = c.num_kv_heads, D = c.head_dim;
+  const int64_t C = c.hidden_size, F = c.intermediate_size, H = c.num_heads, Hkv = c.num_kv_heads,
+                D = c.head_dim;
   // Lay out the packed batch and validate every sequence first.
   std::vector<int32_t> tokens;
   std::vector<int64_t> positions, row_begin;
@@ -86,9 +86,9 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
     const int64_t past = s.cache->length(), n = static_cast<int64_t>(s.tokens.size());
     const int64_t end = past + n;
     if (end > c.max_position_embeddings && !options_.allow_length_extrapolation) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "sequence of ", end, " tokens exceeds max_position_embeddings (",
-          c.max_position_embeddings, "); shorten it or allow length extrapolation"));
+      return absl::OutOfRangeError(
+          absl::StrCat("sequence of ", end, " tokens exceeds max_position_embeddings (",
+                       c.max_position_embeddings, "); shorten it or allow length extrapolation"));
     }
     if (c.sliding_window.has_value() && end > *c.sliding_window) {
       return absl::UnimplementedError(absl::StrCat("sequence of ", end,
@@ -98,16 +98,16 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
     row_begin.push_back(static_cast<int64_t>(tokens.size()));
     for (int64_t i = 0; i < n; ++i) {
       if (s.tokens[i] < 0 || s.tokens[i] >= c.vocab_size) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("token id ", s.tokens[i], " is outside the vocabulary (", c.vocab_size, ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "token id ", s.tokens[i], " is outside the vocabulary (", c.vocab_size, ")"));
       }
       tokens.push_back(s.tokens[i]);
       positions.push_back(past + i);
     }
     for (size_t i = 0; i < s.score_rows.size(); ++i) {
       if (s.score_rows[i] < 0 || s.score_rows[i] >= n) {
-        return absl::InvalidArgumentError(absl::StrCat("score row ", s.score_rows[i],
-                                                       " outside the sequence's ", n, " tokens"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("score row ", s.score_rows[i], " outside the sequence's ", n, " tokens"));
       }
       if (s.targets[i] < 0 || s.targets[i] >= c.vocab_size) {
         return absl::InvalidArgumentError(
@@ -124,8 +124,8 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
   for (const kernels::AttentionProbe& p : probes) {
     if (p.seq < 0 || p.seq >= static_cast<int>(batch.size()) || p.row < 0 ||
         p.row >= static_cast<int64_t>(batch[p.seq].tokens.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("attention probe (sequence ", p.seq, ", row ", p.row, ") is outside the batch"));
+      return absl::InvalidArgumentError(absl::StrCat("attention probe (sequence ", p.seq, ", row ",
+                                                     p.row, ") is outside the batch"));
     }
   }
   if (extras != nullptr) {

@@ -69,8 +69,7 @@ class Transformer {
   // out[s] receives one TokenScore per score row of batch[s]. A sequence's
   // results do not depend on the rest of the batch (bit for bit on the CPU).
   // OutOfRange when a sequence would pass the model's maximum length.
-  absl::Status Forward(absl::Span<const SeqInput> batch,
-                       std::vector<std::vector<TokenScore>>& out,
+  absl::Status Forward(absl::Span<const SeqInput> batch, std::vector<std::vector<TokenScore>>& out,
                        ForwardExtras* extras = nullptr);
 
   // Greedy decoding: feeds `prompt` (non-empty) then appends argmax tokens

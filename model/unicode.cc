@@ -9,9 +9,12 @@ char32_t DecodeUtf8(absl::string_view s, size_t* pos) {
   const size_t n = Utf8Length(static_cast<unsigned char>(s[i]));
   *pos += n;
   switch (n) {
-    case 1: return b(i);
-    case 2: return ((b(i) & 0x1F) << 6) | (b(i + 1) & 0x3F);
-    case 3: return ((b(i) & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
+    case 1:
+      return b(i);
+    case 2:
+      return ((b(i) & 0x1F) << 6) | (b(i + 1) & 0x3F);
+    case 3:
+      return ((b(i) & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
     default:
       return ((b(i) & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) |
              (b(i + 3) & 0x3F);

@@ -26,16 +26,15 @@ std::string Where(const TensorInfo& t) {
 
 class Loader {
  public:
-  Loader(const TensorStore& store, kernels::Backend* backend)
-      : store_(store), backend_(backend) {}
+  Loader(const TensorStore& store, kernels::Backend* backend) : store_(store), backend_(backend) {}
 
   // Uploads `name`, which must have exactly `shape`.
   absl::StatusOr<kernels::Buffer> Take(const std::string& name, std::vector<int64_t> shape) {
     const TensorInfo* t = store_.Find(name);
     if (t == nullptr) {
       return absl::NotFoundError(absl::StrCat(absl::StrJoin(store_.files(), ", "),
-                                              ": checkpoint is missing tensor '", name,
-                                              "' (shape ", ShapeStr(shape), ")"));
+                                              ": checkpoint is missing tensor '", name, "' (shape ",
+                                              ShapeStr(shape), ")"));
     }
     used_.insert(name);
     if (t->shape != shape) {
@@ -95,9 +94,9 @@ class Loader {
       // A --focal-temperature retrofit of a learned checkpoint drops its tau.
       if (ignore_focal && absl::StrContains(name, "focal_tau")) continue;
       if (absl::StrContains(name, "focal_tau")) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            info.file, ": unexpected tensor '", name,
-            "': config.json has no \"focal_attention\": {\"mode\": \"learned\"}"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(info.file, ": unexpected tensor '", name,
+                         "': config.json has no \"focal_attention\": {\"mode\": \"learned\"}"));
       }
       return absl::InvalidArgumentError(
           absl::StrCat(info.file, ": unexpected tensor '",
@@ -131,9 +130,9 @@ absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const Tensor
   int64_t qd, kvd;
   if (__builtin_mul_overflow(c.num_heads, c.head_dim, &qd) ||
       __builtin_mul_overflow(c.num_kv_heads, c.head_dim, &kvd)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config: num_attention_heads (", c.num_heads, ") times head_dim (",
-                     c.head_dim, ") is too large"));
+    return absl::InvalidArgumentError(absl::StrCat("config: num_attention_heads (", c.num_heads,
+                                                   ") times head_dim (", c.head_dim,
+                                                   ") is too large"));
   }
   FOCAL_ASSIGN_OR_RETURN(w.embed, ld.Take("model.embed_tokens.weight", {V, C}));
   for (int64_t l = 0; l < c.num_layers; ++l) {

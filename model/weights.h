@@ -31,7 +31,7 @@ struct LayerWeights {
 };
 
 struct LlamaWeights {
-  kernels::Buffer embed;       // (V, C)
+  kernels::Buffer embed;  // (V, C)
   std::vector<LayerWeights> layers;
   kernels::Buffer final_norm;  // (1, C)
   kernels::Buffer lm_head;     // (V, C); empty when tied to `embed`

@@ -22,7 +22,6 @@ struct Row {
   std::map<int, double> values;  // column -> value
 };
 
-
 }  // namespace
 
 absl::StatusOr<std::string> BenchmarkTable(const std::vector<RunResults>& runs,
@@ -85,9 +84,9 @@ absl::StatusOr<std::string> BenchmarkTable(const std::vector<RunResults>& runs,
       if (cols[c] == baseline) base = static_cast<int>(c);
     }
     if (!base) {
-      return absl::InvalidArgumentError(absl::StrCat("report: --baseline '", baseline,
-                                                     "' is not a column (columns: ",
-                                                     absl::StrJoin(cols, "; "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("report: --baseline '", baseline,
+                       "' is not a column (columns: ", absl::StrJoin(cols, "; "), ")"));
     }
   }
   auto cell = [&](const Row& row, int c, bool bold_best, const std::string& b0,
@@ -140,9 +139,10 @@ absl::StatusOr<std::string> BenchmarkTable(const std::vector<RunResults>& runs,
     return out + "\\bottomrule\n\\end{tabular}\n";
   }
   if (format == "html") {
-    out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>focal-eval report</title>"
-          "<style>table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
-          "</style></head><body>\n<table>\n<tr><th>Task</th><th>Metric</th>";
+    out =
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>focal-eval report</title>"
+        "<style>table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
+        "</style></head><body>\n<table>\n<tr><th>Task</th><th>Metric</th>";
     for (const std::string& c : cols) absl::StrAppend(&out, "<th>", HtmlEscape(c), "</th>");
     out += "</tr>\n";
     for (const std::string& k : keys) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/comparison.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -59,14 +59,13 @@ std::string AgreementMarkdown(const ComparisonReport& rep) {
       "| Task | Variant | Tokens | Mean KL | Median KL | KL 99% | Max KL | Same top-1 |\n"
       "|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const LogitAgreement& a : rep.agreement()) {
-    absl::StrAppend(&out, "| ", a.task(), " | ", a.focal_variant(), " | ", a.tokens(), " | ",
-                    absl::StrFormat("%.6f ± %.6f", a.mean_kl(), a.kl_stderr()), " | ",
-                    absl::StrFormat("%.6f", a.median_kl()), " | ",
-                    absl::StrFormat("%.6f", a.p99_kl()), " | ",
-                    absl::StrFormat("%.6f", a.max_kl()), " | ",
-                    absl::StrFormat("%.2f ± %.2f%%", 100 * a.same_argmax(),
-                                    100 * a.same_argmax_stderr()),
-                    " |\n");
+    absl::StrAppend(
+        &out, "| ", a.task(), " | ", a.focal_variant(), " | ", a.tokens(), " | ",
+        absl::StrFormat("%.6f ± %.6f", a.mean_kl(), a.kl_stderr()), " | ",
+        absl::StrFormat("%.6f", a.median_kl()), " | ", absl::StrFormat("%.6f", a.p99_kl()), " | ",
+        absl::StrFormat("%.6f", a.max_kl()), " | ",
+        absl::StrFormat("%.2f ± %.2f%%", 100 * a.same_argmax(), 100 * a.same_argmax_stderr()),
+        " |\n");
   }
   return out;
 }
@@ -205,22 +204,20 @@ std::vector<LayerCurve> AttentionCurves(const ComparisonReport& rep) {
 }
 
 std::string ComparisonAttentionCsv(const ComparisonReport& rep) {
-  std::string out = "model,variant,task,context_length,gold_depth,samples,layer,head,entropy,needle_mass\n";
+  std::string out =
+      "model,variant,task,context_length,gold_depth,samples,layer,head,entropy,needle_mass\n";
   for (const AttentionStats& a : rep.attention()) {
     const std::string model = a.model_index() < rep.runs().models_size()
                                   ? rep.runs().models(a.model_index()).model_path()
                                   : "";
     for (const AttentionLayer& l : a.layers()) {
       for (int h = 0; h < l.head_entropy_size(); ++h) {
-        absl::StrAppend(&out, "\"", model, "\",\"", a.variant(), "\",", a.task(), ",",
-                        a.context_length(), ",",
-                        a.has_gold_depth() ? absl::StrCat(a.gold_depth()) : "", ",", a.samples(),
-                        ",", l.layer(), ",", h, ",",
-                        absl::StrFormat("%.8g", l.head_entropy(h)), ",",
-                        h < l.head_needle_mass_size()
-                            ? absl::StrFormat("%.8g", l.head_needle_mass(h))
-                            : "",
-                        "\n");
+        absl::StrAppend(
+            &out, "\"", model, "\",\"", a.variant(), "\",", a.task(), ",", a.context_length(), ",",
+            a.has_gold_depth() ? absl::StrCat(a.gold_depth()) : "", ",", a.samples(), ",",
+            l.layer(), ",", h, ",", absl::StrFormat("%.8g", l.head_entropy(h)), ",",
+            h < l.head_needle_mass_size() ? absl::StrFormat("%.8g", l.head_needle_mass(h)) : "",
+            "\n");
       }
     }
   }
@@ -253,11 +250,11 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
             absl::StrCat("model ", fm.model_path(), " has no results for ", task_key));
       }
       if (base.requests_sha256.at(task_key) != focal.requests_sha256.at(task_key)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            task_key, ": the models scored different requests (checksums ",
-            base.requests_sha256.at(task_key).substr(0, 12), " vs ",
-            focal.requests_sha256.at(task_key).substr(0, 12),
-            "; e.g. different tokenizers): refusing to pair them"));
+        return absl::FailedPreconditionError(
+            absl::StrCat(task_key, ": the models scored different requests (checksums ",
+                         base.requests_sha256.at(task_key).substr(0, 12), " vs ",
+                         focal.requests_sha256.at(task_key).substr(0, 12),
+                         "; e.g. different tokenizers): refusing to pair them"));
       }
       std::vector<std::string> parts = absl::StrSplit(task_key, '@');
       const std::string task = parts[0];
@@ -359,9 +356,9 @@ std::vector<std::string> LengthCategories(const ComparisonReport& rep) {
 
 std::string ComparisonMarkdown(const ComparisonReport& rep) {
   const ModelRun& b = rep.runs().models(0);
-  std::string out = absl::StrCat("# focal-eval comparison\n\nBase: `", b.model_path(), "` (",
-                                 b.variant(), ", weights ", b.weights_sha256().substr(0, 12),
-                                 ")\n");
+  std::string out =
+      absl::StrCat("# focal-eval comparison\n\nBase: `", b.model_path(), "` (", b.variant(),
+                   ", weights ", b.weights_sha256().substr(0, 12), ")\n");
   for (int i = 1; i < rep.runs().models_size(); ++i) {
     const ModelRun& f = rep.runs().models(i);
     absl::StrAppend(&out, "Focal: `", f.model_path(), "` (", f.variant(), ", weights ",
@@ -369,22 +366,24 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
   }
   absl::StrAppend(&out, "\nPaired per document on identical requests; ",
                   absl::StrFormat("%.0f%%", 100 * rep.confidence()),
-                  " intervals by paired bootstrap (", rep.bootstrap_iters(),
-                  " resamples, seed ", rep.bootstrap_seed(),
+                  " intervals by paired bootstrap (", rep.bootstrap_iters(), " resamples, seed ",
+                  rep.bootstrap_seed(),
                   "); McNemar's exact test for 0/1 metrics. **Bold**: the interval excludes no "
                   "change. Perplexity rows show focal/base ratios.\n\n");
-  absl::StrAppend(&out, "| Task | Metric | n | Base | Focal | Variant | Δ | rel. Δ | CI | McNemar p | W/T/L |\n"
-                        "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|\n");
+  absl::StrAppend(
+      &out,
+      "| Task | Metric | n | Base | Focal | Variant | Δ | rel. Δ | CI | McNemar p | W/T/L |\n"
+      "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|\n");
   for (const MetricComparison& r : rep.rows()) {
     std::string d = Fmt(r.diff());
     if (r.significant()) d = absl::StrCat("**", d, "**");
-    absl::StrAppend(&out, "| ", r.task(), " | ", MetricLabel(r), " | ", r.n(), " | ", Fmt(r.base()),
-                    " | ", Fmt(r.focal()), " | ", r.focal_variant(), " | ", d, " | ",
-                    std::isnan(r.rel_diff()) ? "N/A"
-                                             : absl::StrFormat("%+.1f%%", 100 * r.rel_diff()),
-                    " | [", Fmt(r.ci_low()), ", ",
-                    Fmt(r.ci_high()), "] | ", r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", " | ",
-                    r.wins(), "/", r.ties(), "/", r.losses(), " |\n");
+    absl::StrAppend(
+        &out, "| ", r.task(), " | ", MetricLabel(r), " | ", r.n(), " | ", Fmt(r.base()), " | ",
+        Fmt(r.focal()), " | ", r.focal_variant(), " | ", d, " | ",
+        std::isnan(r.rel_diff()) ? "N/A" : absl::StrFormat("%+.1f%%", 100 * r.rel_diff()), " | [",
+        Fmt(r.ci_low()), ", ", Fmt(r.ci_high()), "] | ",
+        r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", " | ", r.wins(), "/", r.ties(), "/",
+        r.losses(), " |\n");
   }
   // A shard can hold none of a task's documents (fewer than shards): say so
   // rather than leave the task out of the table unexplained.
@@ -432,9 +431,8 @@ std::string ComparisonCsv(const ComparisonReport& rep) {
                     r.focal_variant(), "\",", r.n(), ",",
                     absl::StrFormat("%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,", r.base(), r.focal(),
                                     r.diff(), r.rel_diff(), r.ci_low(), r.ci_high()),
-                    r.has_mcnemar_p() ? absl::StrFormat("%.10g", r.mcnemar_p()) : "", ",",
-                    r.wins(), ",", r.ties(), ",", r.losses(), ",",
-                    r.significant() ? "true" : "false", "\n");
+                    r.has_mcnemar_p() ? absl::StrFormat("%.10g", r.mcnemar_p()) : "", ",", r.wins(),
+                    ",", r.ties(), ",", r.losses(), ",", r.significant() ? "true" : "false", "\n");
   }
   return out;
 }

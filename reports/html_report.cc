@@ -12,7 +12,6 @@
 #include "absl/strings/str_format.h"
 #include "reports/comparison.h"
 #include "reports/length_summary.h"
-#include "reports/length_summary.h"
 #include "reports/results_writer.h"
 #include "reports/svg.h"
 
@@ -92,16 +91,15 @@ std::string TaskBarsChart(const ComparisonReport& rep) {
           std::find(variants.begin(), variants.end(), r->focal_variant()) - variants.begin();
       const double x = gx + bar * static_cast<double>(vi + 1);
       const double lo = r->base() + r->ci_low(), hi = r->base() + r->ci_high();
-      absl::StrAppend(&out, svg::Bar(f, x, bar - 2, r->focal(), Color(vi + 1),
-                                     absl::StrCat(r->task(), " ", r->metric(), " ",
-                                                  r->focal_variant(), ": ", Fmt(r->focal()), " [",
-                                                  Fmt(lo), ", ", Fmt(hi), "]")));
+      absl::StrAppend(
+          &out, svg::Bar(f, x, bar - 2, r->focal(), Color(vi + 1),
+                         absl::StrCat(r->task(), " ", r->metric(), " ", r->focal_variant(), ": ",
+                                      Fmt(r->focal()), " [", Fmt(lo), ", ", Fmt(hi), "]")));
       const double cx = x + (bar - 2) / 2;
       if (std::isnan(lo) || std::isnan(hi) || std::isnan(r->focal())) continue;
       absl::StrAppend(&out, svg::Whisker(f, cx, lo, hi));
       if (r->significant()) {
-        absl::StrAppend(&out,
-                        svg::SignificanceMark(cx, std::min(f.Y(hi), f.Y(r->focal())) - 4));
+        absl::StrAppend(&out, svg::SignificanceMark(cx, std::min(f.Y(hi), f.Y(r->focal())) - 4));
       }
     }
     const double lx = gx + bar * static_cast<double>(variants.size() + 1) / 2, ly = f.Bottom() + 14;
@@ -149,8 +147,8 @@ std::string LineChart(const std::string& title, const std::string& xlabel,
     absl::StrAppend(&out, svg::Polyline(pixels, s.color, s.dashed));
     for (const auto& [x, y] : s.points) {
       if (std::isnan(y)) continue;
-      absl::StrAppend(&out, svg::Marker(xpos.at(x), f.Y(y), s.color,
-                                        absl::StrCat(s.label, ": ", Fmt(y))));
+      absl::StrAppend(
+          &out, svg::Marker(xpos.at(x), f.Y(y), s.color, absl::StrCat(s.label, ": ", Fmt(y))));
     }
     legend.push_back({s.label, s.color, s.dashed, false});
   }
@@ -240,18 +238,20 @@ std::string HotpotChart(const ComparisonReport& rep) {
   std::vector<Series> series;
   size_t color = 0;
   for (const auto& [len, pts] : base) {
-    series.push_back({absl::StrCat(BaseLabel(rep), " @", len), Color(color++), true,
-                      {pts.begin(), pts.end()}});
+    series.push_back(
+        {absl::StrCat(BaseLabel(rep), " @", len), Color(color++), true, {pts.begin(), pts.end()}});
     for (const std::string& v : variants) {
       auto lit = focal[v].find(len);
       if (lit == focal[v].end()) continue;
-      series.push_back({absl::StrCat(v, " @", len), Color(color++), false,
+      series.push_back({absl::StrCat(v, " @", len),
+                        Color(color++),
+                        false,
                         {lit->second.begin(), lit->second.end()}});
     }
   }
   return LineChart("HotpotQA (long) substring match vs gold passage depth",
-                   "relative depth of the gold passages (0: start, 1: end)", "substring match",
-                   f, xpos, xlabels, series);
+                   "relative depth of the gold passages (0: start, 1: end)", "substring match", f,
+                   xpos, xlabels, series);
 }
 
 // Chart 4 (and 5): attention entropy (needle mass) per layer, one line per model.
@@ -305,17 +305,16 @@ std::string AgreementTable(const ComparisonReport& rep) {
       "<th>Tokens</th><th>Mean KL</th><th>Median KL</th><th>KL 99%</th><th>Max KL</th>"
       "<th>Same top-1</th></tr></thead>\n<tbody>\n";
   for (const LogitAgreement& a : rep.agreement()) {
-    absl::StrAppend(&out, "<tr><td>", HtmlEscape(a.task()), "</td><td>",
-                    HtmlEscape(a.focal_variant()), "</td><td class=\"num\">", a.tokens(),
-                    "</td><td class=\"num\">",
-                    absl::StrFormat("%.6f &plusmn; %.6f", a.mean_kl(), a.kl_stderr()),
-                    "</td><td class=\"num\">", absl::StrFormat("%.6f", a.median_kl()),
-                    "</td><td class=\"num\">", absl::StrFormat("%.6f", a.p99_kl()),
-                    "</td><td class=\"num\">", absl::StrFormat("%.6f", a.max_kl()),
-                    "</td><td class=\"num\">",
-                    absl::StrFormat("%.2f &plusmn; %.2f%%", 100 * a.same_argmax(),
-                                    100 * a.same_argmax_stderr()),
-                    "</td></tr>\n");
+    absl::StrAppend(
+        &out, "<tr><td>", HtmlEscape(a.task()), "</td><td>", HtmlEscape(a.focal_variant()),
+        "</td><td class=\"num\">", a.tokens(), "</td><td class=\"num\">",
+        absl::StrFormat("%.6f &plusmn; %.6f", a.mean_kl(), a.kl_stderr()),
+        "</td><td class=\"num\">", absl::StrFormat("%.6f", a.median_kl()),
+        "</td><td class=\"num\">", absl::StrFormat("%.6f", a.p99_kl()), "</td><td class=\"num\">",
+        absl::StrFormat("%.6f", a.max_kl()), "</td><td class=\"num\">",
+        absl::StrFormat("%.2f &plusmn; %.2f%%", 100 * a.same_argmax(),
+                        100 * a.same_argmax_stderr()),
+        "</td></tr>\n");
   }
   absl::StrAppend(&out, "</tbody>\n</table>\n");
   return out;
@@ -382,17 +381,15 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
   for (const MetricComparison& r : rep.rows()) {
     std::string d = Fmt(r.diff());
     if (r.significant()) d = absl::StrCat("<strong>", d, "</strong>");
-    absl::StrAppend(&out, "<tr><td>", HtmlEscape(r.task()), "</td><td>",
-                    HtmlEscape(MetricLabel(r)), "</td><td class=\"num\">", r.n(),
-                    "</td><td class=\"num\">", Fmt(r.base()), "</td><td class=\"num\">",
-                    Fmt(r.focal()), "</td><td>", HtmlEscape(r.focal_variant()),
-                    "</td><td class=\"num\">", d, "</td><td class=\"num\">",
-                    std::isnan(r.rel_diff()) ? "N/A"
-                                             : absl::StrFormat("%+.1f%%", 100 * r.rel_diff()),
-                    "</td><td>[",
-                    Fmt(r.ci_low()), ", ", Fmt(r.ci_high()), "]</td><td class=\"num\">",
-                    r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", "</td><td>", r.wins(), "/",
-                    r.ties(), "/", r.losses(), "</td></tr>\n");
+    absl::StrAppend(
+        &out, "<tr><td>", HtmlEscape(r.task()), "</td><td>", HtmlEscape(MetricLabel(r)),
+        "</td><td class=\"num\">", r.n(), "</td><td class=\"num\">", Fmt(r.base()),
+        "</td><td class=\"num\">", Fmt(r.focal()), "</td><td>", HtmlEscape(r.focal_variant()),
+        "</td><td class=\"num\">", d, "</td><td class=\"num\">",
+        std::isnan(r.rel_diff()) ? "N/A" : absl::StrFormat("%+.1f%%", 100 * r.rel_diff()),
+        "</td><td>[", Fmt(r.ci_low()), ", ", Fmt(r.ci_high()), "]</td><td class=\"num\">",
+        r.has_mcnemar_p() ? Fmt(r.mcnemar_p()) : "-", "</td><td>", r.wins(), "/", r.ties(), "/",
+        r.losses(), "</td></tr>\n");
   }
   absl::StrAppend(&out, "</tbody>\n</table>\n");
 
@@ -405,8 +402,7 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
       if (LengthCategoryOf(l) != cat) continue;
       absl::StrAppend(&out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
                       l.context_length(), "</td><td class=\"num\">", Fmt(l.base_average()),
-                      "</td><td class=\"num\">", Fmt(l.focal_average()),
-                      "</td><td class=\"num\">",
+                      "</td><td class=\"num\">", Fmt(l.focal_average()), "</td><td class=\"num\">",
                       std::isnan(l.relative_improvement())
                           ? "N/A"
                           : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),

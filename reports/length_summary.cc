@@ -47,8 +47,7 @@ absl::Status SetLengthSummaries(ModelRun& run) {
   run.clear_category_by_length();
   for (const auto& [cat, by_len] : by_cat) {
     for (const auto& [len, xs] : by_len) {
-      LengthSummary* ls =
-          cat == "ruler" ? run.add_ruler_by_length() : run.add_category_by_length();
+      LengthSummary* ls = cat == "ruler" ? run.add_ruler_by_length() : run.add_category_by_length();
       ls->set_category(cat);
       ls->set_context_length(len);
       ls->set_average(tasks::Mean(xs));

@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "tasks/metric_registry.h"
 #include "reports/length_summary.h"
+#include "tasks/metric_registry.h"
 
 namespace focal::reports {
 namespace {
@@ -68,9 +68,9 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
                                                      s.config().shard_count(), ", expected I/", n));
     }
     if (ConfigKey(s) != key) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "merge: shard ", idx, "/", n,
-          " comes from a different run (tasks, limit, seed, data or model differ)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("merge: shard ", idx, "/", n,
+                       " comes from a different run (tasks, limit, seed, data or model differ)"));
     }
     if (!given.emplace(idx, &s).second) {
       return absl::InvalidArgumentError(absl::StrCat("merge: shard ", idx, "/", n, " given twice"));
@@ -156,17 +156,17 @@ absl::StatusOr<RunResults> MergeShards(const std::vector<RunResults>& shards) {
         for (const DocValues& d : docs) {
           if (Group(d) != g) continue;
           if (pos >= d.values_size()) {
-            return absl::FailedPreconditionError(absl::StrCat(
-                "merge: document ", d.doc_index(), " of ", t->task(), " lacks a value for ",
-                mv->name()));
+            return absl::FailedPreconditionError(absl::StrCat("merge: document ", d.doc_index(),
+                                                              " of ", t->task(),
+                                                              " lacks a value for ", mv->name()));
           }
           xs.push_back(d.values(pos));
         }
         mv->set_n(static_cast<int64_t>(xs.size()));
         const tasks::MetricDef* def = tasks::FindMetric(mv->name());
         if (def == nullptr) {
-          return absl::InvalidArgumentError(absl::StrCat("merge: ", t->task(),
-                                                         ": unknown metric '", mv->name(), "'"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("merge: ", t->task(), ": unknown metric '", mv->name(), "'"));
         }
         // Shards keep reported-scale values (sharded runs write them so).
         mv->set_value(tasks::AggregateValue(*def, xs));

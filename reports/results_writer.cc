@@ -11,8 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/util/type_resolver_util.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/type_resolver_util.h"
 #include "reports/length_summary.h"
 
 namespace focal::reports {
@@ -40,8 +40,7 @@ absl::StatusOr<std::string> ToPrettyJson(const google::protobuf::Message& messag
       resolver.get(), absl::StrCat(kUrlPrefix, "/", message.GetDescriptor()->full_name()), binary,
       &out, opts);
   if (!st.ok()) {
-    return absl::InternalError(
-        absl::StrCat(message.GetTypeName(), " to JSON: ", st.ToString()));
+    return absl::InternalError(absl::StrCat(message.GetTypeName(), " to JSON: ", st.ToString()));
   }
   return out;
 }
@@ -80,14 +79,16 @@ absl::StatusOr<RunResults> ResultsFromJson(const std::string& json, const std::s
   google::protobuf::util::JsonParseOptions opts;
   auto st = google::protobuf::util::JsonStringToMessage(json, &r, opts);
   if (!st.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": not a results file: ", st.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": not a results file: ", st.ToString()));
   }
   return r;
 }
 
 std::string SummaryTable(const RunResults& results) {
-  std::string out = "| Model | Tasks | Version | n-shot | Metric |   | Value |   | Stderr |\n"
-                    "|---|---|---:|---:|---|---|---:|---|---:|\n";
+  std::string out =
+      "| Model | Tasks | Version | n-shot | Metric |   | Value |   | Stderr |\n"
+      "|---|---|---:|---:|---|---|---:|---|---:|\n";
   for (const ModelRun& m : results.models()) {
     const std::string model = ModelLabel(m);
     for (const TaskResult& t : m.tasks()) {
@@ -121,8 +122,8 @@ std::string SummaryTable(const RunResults& results) {
     std::string current;  // HELMET category averages, one line per category
     for (const LengthSummary& l : m.category_by_length()) {
       if (l.category() != current) {
-        absl::StrAppend(&out, "\n", LengthCategoryTitle(l.category()),
-                        " average over tasks (", m.variant(), "):");
+        absl::StrAppend(&out, "\n", LengthCategoryTitle(l.category()), " average over tasks (",
+                        m.variant(), "):");
         current = l.category();
       }
       absl::StrAppend(&out, absl::StrFormat(" %d: %.2f (%d tasks);", l.context_length(),

@@ -26,8 +26,8 @@ absl::StatusOr<Interval> PairedBootstrapDiff(absl::Span<const double> a, absl::S
 // The same for the perplexity ratio exp(-mean(b_ll)) / exp(-mean(a_ll)).
 absl::StatusOr<Interval> PairedBootstrapPerplexityRatio(absl::Span<const double> a_ll,
                                                         absl::Span<const double> b_ll,
-                                                        int64_t iters = 10000,
-                                                        uint64_t seed = 1234, double level = 0.95);
+                                                        int64_t iters = 10000, uint64_t seed = 1234,
+                                                        double level = 0.95);
 
 struct McNemar {
   int64_t only_a = 0;  // a right, b wrong
@@ -38,7 +38,7 @@ struct McNemar {
 absl::StatusOr<McNemar> McNemarExact(absl::Span<const double> a, absl::Span<const double> b);
 
 struct WinTieLoss {
-  int64_t wins = 0;    // b > a
+  int64_t wins = 0;  // b > a
   int64_t ties = 0;
   int64_t losses = 0;  // b < a
 };

@@ -21,12 +21,23 @@ std::string Escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -85,8 +96,8 @@ std::map<double, double> XPositions(const std::set<double>& xs, const Frame& f, 
 }
 
 std::string Open(double w, double h, const std::string& title) {
-  return absl::StrCat("<svg width=\"", Num(w), "\" height=\"", Num(h), "\" viewBox=\"0 0 ",
-                      Num(w), " ", Num(h), "\" role=\"img\">\n<title>", Escape(title),
+  return absl::StrCat("<svg width=\"", Num(w), "\" height=\"", Num(h), "\" viewBox=\"0 0 ", Num(w),
+                      " ", Num(h), "\" role=\"img\">\n<title>", Escape(title),
                       "</title>\n<text class=\"title\" x=\"", Num(w / 2),
                       "\" y=\"22\" text-anchor=\"middle\">", Escape(title), "</text>\n");
 }
@@ -103,10 +114,10 @@ std::string Axes(const Frame& f, const std::string& xlabel, const std::string& y
     if (v > f.ymax + step * 1e-6) break;
     if (std::abs(v) < step * 1e-6) v = 0;  // never "-0.0"
     const double y = f.Y(v);
-    absl::StrAppend(&out, "<line class=\"grid\" x1=\"", Num(f.left), "\" y1=\"", Num(y),
-                    "\" x2=\"", Num(f.left + f.width), "\" y2=\"", Num(y), "\"/>\n<text x=\"",
-                    Num(f.left - 6), "\" y=\"", Num(y + 4), "\" text-anchor=\"end\">",
-                    TickLabel(v, step), "</text>\n");
+    absl::StrAppend(&out, "<line class=\"grid\" x1=\"", Num(f.left), "\" y1=\"", Num(y), "\" x2=\"",
+                    Num(f.left + f.width), "\" y2=\"", Num(y), "\"/>\n<text x=\"", Num(f.left - 6),
+                    "\" y=\"", Num(y + 4), "\" text-anchor=\"end\">", TickLabel(v, step),
+                    "</text>\n");
   }
   absl::StrAppend(&out, "<line class=\"axis\" x1=\"", Num(f.left), "\" y1=\"", Num(f.top),
                   "\" x2=\"", Num(f.left), "\" y2=\"", Num(f.Bottom()),
@@ -122,16 +133,16 @@ std::string Axes(const Frame& f, const std::string& xlabel, const std::string& y
 }
 
 std::string XTick(const Frame& f, double x, const std::string& label) {
-  return absl::StrCat("<line class=\"axis\" x1=\"", Num(x), "\" y1=\"", Num(f.Bottom()),
-                      "\" x2=\"", Num(x), "\" y2=\"", Num(f.Bottom() + 5), "\"/>\n<text x=\"",
-                      Num(x), "\" y=\"", Num(f.Bottom() + 19), "\" text-anchor=\"middle\">",
-                      Escape(label), "</text>\n");
+  return absl::StrCat("<line class=\"axis\" x1=\"", Num(x), "\" y1=\"", Num(f.Bottom()), "\" x2=\"",
+                      Num(x), "\" y2=\"", Num(f.Bottom() + 5), "\"/>\n<text x=\"", Num(x),
+                      "\" y=\"", Num(f.Bottom() + 19), "\" text-anchor=\"middle\">", Escape(label),
+                      "</text>\n");
 }
 
 std::string SlantedLabel(double x, double y, const std::string& label) {
   return absl::StrCat("<text x=\"", Num(x), "\" y=\"", Num(y),
-                      "\" text-anchor=\"end\" transform=\"rotate(-35 ", Num(x), " ", Num(y),
-                      ")\">", Escape(label), "</text>\n");
+                      "\" text-anchor=\"end\" transform=\"rotate(-35 ", Num(x), " ", Num(y), ")\">",
+                      Escape(label), "</text>\n");
 }
 
 std::string Bar(const Frame& f, double x, double width, double v, const std::string& color,
@@ -145,11 +156,11 @@ std::string Bar(const Frame& f, double x, double width, double v, const std::str
 
 std::string Whisker(const Frame& f, double x, double lo, double hi) {
   const double ylo = f.Y(lo), yhi = f.Y(hi);
-  return absl::StrCat("<g class=\"whisker\"><line x1=\"", Num(x), "\" y1=\"", Num(ylo),
-                      "\" x2=\"", Num(x), "\" y2=\"", Num(yhi), "\"/><line x1=\"", Num(x - 5),
-                      "\" y1=\"", Num(ylo), "\" x2=\"", Num(x + 5), "\" y2=\"", Num(ylo),
-                      "\"/><line x1=\"", Num(x - 5), "\" y1=\"", Num(yhi), "\" x2=\"",
-                      Num(x + 5), "\" y2=\"", Num(yhi), "\"/></g>\n");
+  return absl::StrCat("<g class=\"whisker\"><line x1=\"", Num(x), "\" y1=\"", Num(ylo), "\" x2=\"",
+                      Num(x), "\" y2=\"", Num(yhi), "\"/><line x1=\"", Num(x - 5), "\" y1=\"",
+                      Num(ylo), "\" x2=\"", Num(x + 5), "\" y2=\"", Num(ylo), "\"/><line x1=\"",
+                      Num(x - 5), "\" y1=\"", Num(yhi), "\" x2=\"", Num(x + 5), "\" y2=\"",
+                      Num(yhi), "\"/></g>\n");
 }
 
 std::string SignificanceMark(double x, double y) {
@@ -157,8 +168,8 @@ std::string SignificanceMark(double x, double y) {
                       "\" text-anchor=\"middle\">*</text>\n");
 }
 
-std::string Polyline(const std::vector<std::pair<double, double>>& points,
-                     const std::string& color, bool dashed) {
+std::string Polyline(const std::vector<std::pair<double, double>>& points, const std::string& color,
+                     bool dashed) {
   std::string pts;
   for (const auto& [x, y] : points) {
     absl::StrAppend(&pts, pts.empty() ? "" : " ", Num(x), ",", Num(y));
@@ -183,10 +194,9 @@ std::string Legend(double x, double y, const std::vector<LegendEntry>& entries) 
       absl::StrAppend(&out, "<rect x=\"", Num(x), "\" y=\"", Num(ey - 9),
                       "\" width=\"14\" height=\"10\" fill=\"", e.color, "\"/>\n");
     } else {
-      absl::StrAppend(&out, "<line x1=\"", Num(x), "\" y1=\"", Num(ey - 4), "\" x2=\"",
-                      Num(x + 20), "\" y2=\"", Num(ey - 4), "\" stroke=\"", e.color,
-                      "\" stroke-width=\"2\"", e.dashed ? " stroke-dasharray=\"5 3\"" : "",
-                      "/>\n");
+      absl::StrAppend(&out, "<line x1=\"", Num(x), "\" y1=\"", Num(ey - 4), "\" x2=\"", Num(x + 20),
+                      "\" y2=\"", Num(ey - 4), "\" stroke=\"", e.color, "\" stroke-width=\"2\"",
+                      e.dashed ? " stroke-dasharray=\"5 3\"" : "", "/>\n");
     }
     absl::StrAppend(&out, "<text x=\"", Num(x + 26), "\" y=\"", Num(ey), "\">", Escape(e.label),
                     "</text>\n");

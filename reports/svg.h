@@ -86,8 +86,8 @@ std::string Whisker(const Frame& f, double x, double lo, double hi);
 std::string SignificanceMark(double x, double y);
 
 // A 2 px line through `points` (pixels, in order), dashed when `dashed`.
-std::string Polyline(const std::vector<std::pair<double, double>>& points,
-                     const std::string& color, bool dashed);
+std::string Polyline(const std::vector<std::pair<double, double>>& points, const std::string& color,
+                     bool dashed);
 
 // A 3 px dot at (x, y) (pixels) with `tooltip`.
 std::string Marker(double x, double y, const std::string& color, const std::string& tooltip);

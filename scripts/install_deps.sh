@@ -10,10 +10,11 @@ PKGS=(g++ cmake make pkg-config libabsl-dev libprotobuf-dev protobuf-compiler li
 # --tests: also what the test suite uses (headless Chromium renders the HTML
 # report; without it that one check skips and says so; clang builds the fuzzers).
 # clang and libclang-rt-14-dev: the libFuzzer targets (bench/fuzz.sh --short);
+# clang-format: tests/format_test.sh;
 # slurmctld, slurmd, slurm-client and munge: the job-array test starts its own
 # single-node Slurm (tests/slurm).
 if [ "${1:-}" = "--tests" ]; then
-  PKGS+=(chromium clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
+  PKGS+=(chromium clang clang-format libclang-rt-14-dev slurmctld slurmd slurm-client munge)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tasks/metric_registry.h"
 
-#include "tasks/metrics.h"
 #include "tasks/helmet_metrics.h"
+#include "tasks/metrics.h"
 #include "tasks/qa_metrics.h"
 #include "tasks/ruler_metrics.h"
 #include "tasks/task.h"
@@ -46,7 +46,9 @@ const std::vector<MetricDef>& Metrics() {
        .generation = StringMatchPart,
        .scale = 100},
       // LongBench-style QA (tasks/qa_metrics.h).
-      {.name = "exact_match", .output_types = {GENERATE_UNTIL}, .generation = QaExactMatch,
+      {.name = "exact_match",
+       .output_types = {GENERATE_UNTIL},
+       .generation = QaExactMatch,
        .scale = 100},
       {.name = "f1", .output_types = {GENERATE_UNTIL}, .generation = QaF1, .scale = 100},
       {.name = "substring_match",

@@ -44,8 +44,7 @@ struct MetricDef {
   // Per-document value: loglikelihood tasks use `choices`, generation tasks
   // `generation` (the raw generated text and the gold answers).
   double (*choices)(const ChoiceOutcome&) = nullptr;
-  double (*generation)(absl::string_view prediction, absl::Span<const std::string> golds) =
-      nullptr;
+  double (*generation)(absl::string_view prediction, absl::Span<const std::string> golds) = nullptr;
   Aggregation aggregation = Aggregation::kMean;
   // Reported value = scale x per-document value (long-context scores read 0-100).
   double scale = 1;

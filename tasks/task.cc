@@ -36,8 +36,8 @@ absl::StatusOr<std::string> RenderTemplate(absl::string_view tmpl, const dataset
     while (!field.empty() && field.back() == ' ') field.remove_suffix(1);
     auto it = doc.fields.find(std::string(field));
     if (it == doc.fields.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("document ", doc.id, " has no field '",
-                                                     field, "' (used by template '", tmpl, "')"));
+      return absl::InvalidArgumentError(absl::StrCat("document ", doc.id, " has no field '", field,
+                                                     "' (used by template '", tmpl, "')"));
     }
     out.append(it->second);
     pos = close + 2;
@@ -69,13 +69,13 @@ absl::StatusOr<Task> Task::FromSpec(TaskSpec spec) {
     const MetricDef* def = FindMetric(m);
     if (def == nullptr || std::find(def->output_types.begin(), def->output_types.end(),
                                     spec.output_type()) == def->output_types.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": metric '", m,
-                                                     "' is not defined for ",
-                                                     OutputType_Name(spec.output_type()),
-                                                     " tasks"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": metric '", m, "' is not defined for ",
+                       OutputType_Name(spec.output_type()), " tasks"));
     }
   }
-  if (spec.metrics().empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": no metrics"));
+  if (spec.metrics().empty())
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no metrics"));
   return Task(std::move(spec));
 }
 

@@ -31,7 +31,7 @@ struct LoglikelihoodResult {
 // One document's outcome.
 struct DocScore {
   std::map<std::string, double> metrics;  // "acc" -> 0/1, "perplexity" -> ll, ...
-  int prediction = -1;                     // argmax choice (multiple choice)
+  int prediction = -1;                    // argmax choice (multiple choice)
 };
 
 class Task {

@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
 
 namespace focal::tasks {
 namespace {
@@ -81,7 +81,8 @@ absl::StatusOr<TaskRegistry> TaskRegistry::Load(const std::vector<std::string>& 
     auto task = Task::FromSpec(spec);
     if (!task.ok()) return Annotate(task.status(), f);
     if (reg.tasks_.count(spec.name())) {
-      return absl::AlreadyExistsError(absl::StrCat(f, ": task '", spec.name(), "' is defined twice"));
+      return absl::AlreadyExistsError(
+          absl::StrCat(f, ": task '", spec.name(), "' is defined twice"));
     }
     reg.tasks_.emplace(spec.name(), std::move(*task));
   }

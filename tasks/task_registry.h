@@ -23,11 +23,11 @@ class TaskRegistry {
   static absl::StatusOr<TaskRegistry> Load(const std::vector<std::string>& spec_dirs);
 
   // Resolves a comma-separated list of task and group names ("all" = every
-  // task not marked exclude_from_all) into tasks, in the order given, without duplicates. An unknown
-  // name is NotFound and suggests the nearest known one.
+  // task not marked exclude_from_all) into tasks, in the order given, without duplicates. An
+  // unknown name is NotFound and suggests the nearest known one.
   absl::StatusOr<std::vector<const Task*>> Resolve(absl::string_view names) const;
   const Task* Find(absl::string_view name) const;
-  std::vector<std::string> TaskNames() const;                    // sorted
+  std::vector<std::string> TaskNames() const;                      // sorted
   std::map<std::string, std::vector<std::string>> Groups() const;  // group -> tasks
 
  private:

@@ -47,7 +47,6 @@ inline float ExpNonPositive(float x) {
   return p * scale;
 }
 
-
 // max(row[0..n)) as the sequential std::max(mx, row[j]) from -inf gives it:
 // max is exact in any order, and both skip NaNs (maxps(x, m) keeps m when x
 // is NaN, as std::max(m, x) does).
@@ -121,9 +120,8 @@ absl::StatusOr<Buffer> CpuBackend::Allocate(DType dtype, int64_t rows, int64_t c
   size_t padded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, padded);
   if (p == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot allocate ", bytes, " bytes of host memory for a (", rows, ", ",
-                     cols, ") tensor"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate ", bytes, " bytes of host memory for a (", rows, ", ", cols, ") tensor"));
   }
   std::memset(p, 0, padded);
   return Buffer(Tensor{p, dtype, rows, cols}, FreeAligned);
@@ -164,8 +162,7 @@ void CpuBackend::CopyFromHost(const void* src, Tensor dst) {
 
 void CpuBackend::CopyToHost(Tensor src, void* dst) { std::memcpy(dst, src.data, src.bytes()); }
 
-void CpuBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row,
-                          int64_t n) {
+void CpuBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) {
   FOCAL_CHECK(src.cols == dst.cols && src.dtype == dst.dtype);
   FOCAL_CHECK(src_row + n <= src.rows && dst_row + n <= dst.rows);
   if (n == 0) return;
@@ -209,8 +206,8 @@ void CpuBackend::MatMul(Tensor x, Tensor w, Tensor out) {
                       x.cols);
 }
 
-void CpuBackend::Rope(Tensor x, int num_heads, int head_dim,
-                      absl::Span<const int64_t> positions, absl::Span<const float> inv_freq) {
+void CpuBackend::Rope(Tensor x, int num_heads, int head_dim, absl::Span<const int64_t> positions,
+                      absl::Span<const float> inv_freq) {
   FOCAL_CHECK(x.cols == int64_t{num_heads} * head_dim && head_dim % 2 == 0);
   FOCAL_CHECK(static_cast<int64_t>(positions.size()) == x.rows);
   FOCAL_CHECK(static_cast<int>(inv_freq.size()) == head_dim / 2);
@@ -278,8 +275,13 @@ void CpuBackend::Attention(const AttentionArgs& a) {
     // S(rows, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
     // Each score is one fixed-order sum over D (kernels/cpu/gemm.h), so it
     // does not depend on the block's rows or key count.
-    cpu::GemmSequential({.a = {qb, qld}, .b = {kc + int64_t{g} * D, kvld}, .b_transposed = true,
-                         .out = {scores.data(), n}, .rows = t.rows, .width = n, .depth = D});
+    cpu::GemmSequential({.a = {qb, qld},
+                         .b = {kc + int64_t{g} * D, kvld},
+                         .b_transposed = true,
+                         .out = {scores.data(), n},
+                         .rows = t.rows,
+                         .width = n,
+                         .depth = D});
     // Softmax, kSumRows rows at a time (they stay in L2): scale, max and
     // exp(s - max) in fp32 like torch (vectorised), then the normalisers
     // summed in double in key order, several rows together only so that
@@ -304,10 +306,13 @@ void CpuBackend::Attention(const AttentionArgs& a) {
     }
     // O(rows, D) = P V, each row over exactly its visible keys in key order
     // (the causal mask): the same sums however the sequence is chunked.
-    cpu::GemmSequential({.a = {scores.data(), n}, .b = {vc + int64_t{g} * D, kvld},
+    cpu::GemmSequential({.a = {scores.data(), n},
+                         .b = {vc + int64_t{g} * D, kvld},
                          .len = visible.data(),
                          .out = {out + (s.row_begin + t.b0) * qld + int64_t{t.h} * D, qld},
-                         .rows = t.rows, .width = D, .depth = n});
+                         .rows = t.rows,
+                         .width = D,
+                         .depth = n});
   });
 }
 
@@ -356,7 +361,8 @@ void CpuBackend::LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targe
                                   absl::Span<double> logprob, absl::Span<int32_t> argmax) {
   const int64_t R = logits.rows, V = logits.cols;
   FOCAL_CHECK(static_cast<int64_t>(targets.size()) == R);
-  FOCAL_CHECK(static_cast<int64_t>(logprob.size()) == R && static_cast<int64_t>(argmax.size()) == R);
+  FOCAL_CHECK(static_cast<int64_t>(logprob.size()) == R &&
+              static_cast<int64_t>(argmax.size()) == R);
   const float* ls = F(logits);
   ParallelRange(R, 1, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {

@@ -49,8 +49,7 @@ class CpuBackend : public Backend {
 
  private:
   // Runs fn over [0, n) in contiguous chunks of at least `grain` indices.
-  void ParallelRange(int64_t n, int64_t grain,
-                     const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelRange(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
   ThreadPool pool_;
 };

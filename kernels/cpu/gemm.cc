@@ -28,9 +28,7 @@ constexpr int64_t kDepthBlock = 256;
 constexpr int64_t kPanel = 16;
 constexpr int64_t kPackFloats = 32 * 1024;
 
-int64_t MaxLen(const int64_t* len, int64_t rows) {
-  return *std::max_element(len, len + rows);
-}
+int64_t MaxLen(const int64_t* len, int64_t rows) { return *std::max_element(len, len + rows); }
 
 int64_t WTileRows(int64_t depth) {
   return std::max<int64_t>(4, kWTileBytes / (4 * std::max<int64_t>(depth, 1)) / 4 * 4);
@@ -125,8 +123,7 @@ FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ld
   }
 }
 
-using KernelNTFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                            int64_t);
+using KernelNTFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int64_t);
 constexpr KernelNTFn kKernelsNT[3][4] = {
     {KernelNT<1, 1>, KernelNT<1, 2>, KernelNT<1, 3>, KernelNT<1, 4>},
     {KernelNT<2, 1>, KernelNT<2, 2>, KernelNT<2, 3>, KernelNT<2, 4>},
@@ -196,7 +193,8 @@ FOCAL_AVX2 void PackPanel(const SeqGemm& g, int64_t j0, int64_t j1, int64_t c0, 
     }
     for (int64_t c = 0; c < kPanel; ++c) {
       const float* src = b + (c0 + std::min(c, valid - 1)) * g.b.ld;
-      for (int64_t jj = j; jj < j1; ++jj) panel[(jj - j0) * kPanel + c] = c < valid ? src[jj] : 0.0f;
+      for (int64_t jj = j; jj < j1; ++jj)
+        panel[(jj - j0) * kPanel + c] = c < valid ? src[jj] : 0.0f;
     }
     return;
   }
@@ -256,21 +254,21 @@ FOCAL_AVX2 void KernelSeq(const float* a, int64_t lda, const int64_t* len, const
       const float* bj = panel + (j - j0) * kPanel;
       _mm256_maskstore_ps(o, m0,
                           _mm256_fmadd_ps(ab, _mm256_loadu_ps(bj), _mm256_maskload_ps(o, m0)));
-      _mm256_maskstore_ps(o + 8, m1, _mm256_fmadd_ps(ab, _mm256_loadu_ps(bj + 8),
-                                                     _mm256_maskload_ps(o + 8, m1)));
+      _mm256_maskstore_ps(
+          o + 8, m1, _mm256_fmadd_ps(ab, _mm256_loadu_ps(bj + 8), _mm256_maskload_ps(o + 8, m1)));
     }
   }
 }
 
-using KernelSeqFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t,
-                             int64_t, float*, int64_t, bool, __m256i, __m256i);
+using KernelSeqFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t,
+                             float*, int64_t, bool, __m256i, __m256i);
 constexpr KernelSeqFn kKernelsSeq[6] = {KernelSeq<1>, KernelSeq<2>, KernelSeq<3>,
                                         KernelSeq<4>, KernelSeq<5>, KernelSeq<6>};
 
 FOCAL_AVX2 void GemmSequentialAvx2(const SeqGemm& g, const int64_t* len) {
   thread_local std::vector<float> pack;
   const int64_t max_len = MaxLen(len, g.rows);
-  const int64_t jb = std::clamp<int64_t>(max_len, 1, kDepthBlock);  // panel length
+  const int64_t jb = std::clamp<int64_t>(max_len, 1, kDepthBlock);          // panel length
   const int64_t group = std::max<int64_t>(1, kPackFloats / (jb * kPanel));  // panels packed
   pack.resize(group * jb * kPanel);
   for (int64_t j0 = 0; j0 == 0 || j0 < max_len; j0 += kDepthBlock) {
@@ -321,8 +319,8 @@ void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t
   GemmNTPortable(x, w, out, rows, cols, depth);
 }
 
-void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows,
-                    int64_t cols, int64_t depth, GemmPath path) {
+void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
+                    int64_t depth, GemmPath path) {
   if (rows <= 0 || cols <= 0) return;
   // Tasks: (w tile, block of x rows), consecutive tasks sharing a w tile.
   // The row blocks come in groups of about kXGroupBytes that meet every w
@@ -337,8 +335,9 @@ void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t r
     const int64_t in_group = std::min(group, row_blocks - g * group);
     const int64_t local = task - g * group * col_tiles;
     const int64_t i = (g * group + local % in_group) * kRowBlock, j = (local / in_group) * nc;
-    GemmNT({x.data + i * x.ld, x.ld}, {w.data + j * w.ld, w.ld}, {out.data + i * out.ld + j, out.ld},
-           std::min(kRowBlock, rows - i), std::min(nc, cols - j), depth, path);
+    GemmNT({x.data + i * x.ld, x.ld}, {w.data + j * w.ld, w.ld},
+           {out.data + i * out.ld + j, out.ld}, std::min(kRowBlock, rows - i),
+           std::min(nc, cols - j), depth, path);
   });
 }
 

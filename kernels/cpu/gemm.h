@@ -50,8 +50,8 @@ void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t
 
 // The same product in cache-sized tiles spread over `pool` (results are
 // identical to GemmNT's whatever the thread count).
-void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows,
-                    int64_t cols, int64_t depth, GemmPath path = GemmPath::kBest);
+void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
+                    int64_t depth, GemmPath path = GemmPath::kBest);
 
 // out(rows, width) = a(rows, depth) . B(depth, width), single-threaded. B is
 // b (depth x width) or, when b_transposed, b holds B^T (width x depth, laid

@@ -101,14 +101,11 @@ class CudaBackend : public Backend {
     // Cached blocks go back to the driver when an allocation needs them.
     return static_cast<int64_t>(free_b + alloc_->cached_bytes());
   }
-  int64_t ScratchBytes(const ForwardShape& shape) const override {
-    return CudaScratchBytes(shape);
-  }
+  int64_t ScratchBytes(const ForwardShape& shape) const override { return CudaScratchBytes(shape); }
   // The allocator's peak plus what bypasses it: the GEMM workspace and the
   // device half of the staging ring.
   int64_t PeakMemoryBytes() override {
-    return static_cast<int64_t>(alloc_->peak_bytes() + kGemmWorkspaceBytes +
-                                ring_.device_bytes());
+    return static_cast<int64_t>(alloc_->peak_bytes() + kGemmWorkspaceBytes + ring_.device_bytes());
   }
   void ResetPeakMemory() override { alloc_->ResetPeak(); }
 
@@ -130,10 +127,9 @@ class CudaBackend : public Backend {
   bool Check(const char* op, cudaError_t e) {
     if (e == cudaSuccess) return true;
     cudaGetLastError();
-    Record(absl::InternalError(
-        absl::StrCat("CUDA error detected in ", op, " on ", name_,
-                     " (a fault in earlier queued work also surfaces here): ",
-                     cudaGetErrorString(e))));
+    Record(absl::InternalError(absl::StrCat(
+        "CUDA error detected in ", op, " on ", name_,
+        " (a fault in earlier queued work also surfaces here): ", cudaGetErrorString(e))));
     return false;
   }
   absl::Status OutOfMemory(size_t bytes, DType dtype, int64_t rows, int64_t cols) {
@@ -241,10 +237,9 @@ absl::StatusOr<Buffer> CudaBackend::UploadWeight(const void* host, DType src, in
                          Raw(std::max<size_t>(n * DTypeSize(dst), 256), dst, rows, cols));
   const char* op = "UploadWeight";
   auto fail = [&](cudaError_t e) {
-    return absl::InternalError(
-        absl::StrCat("CUDA error detected in ", op, " on ", name_,
-                     " (a fault in earlier queued work also surfaces here): ",
-                     cudaGetErrorString(e)));
+    return absl::InternalError(absl::StrCat(
+        "CUDA error detected in ", op, " on ", name_,
+        " (a fault in earlier queued work also surfaces here): ", cudaGetErrorString(e)));
   };
   if (src == dst) {
     const cudaError_t e = cudaMemcpyAsync(out.tensor().data, host, n * DTypeSize(dst),

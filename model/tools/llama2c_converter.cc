@@ -48,21 +48,22 @@ absl::Status ConvertLlama2c(absl::string_view model_bin, absl::string_view token
                             absl::string_view out_dir) {
   FOCAL_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(model_bin));
   if (f.size() < 28) {
-    return absl::DataLossError(absl::StrCat(model_bin, ": too short for a llama2.c header (",
-                                            f.size(), " bytes)"));
+    return absl::DataLossError(
+        absl::StrCat(model_bin, ": too short for a llama2.c header (", f.size(), " bytes)"));
   }
   int32_t hdr[7];
   std::memcpy(hdr, f.data(), sizeof(hdr));
   if (static_cast<uint32_t>(hdr[0]) == 0x616b3432u) {
-    return absl::UnimplementedError(absl::StrCat(
-        model_bin, ": llama2.c export version >= 1 ('ak42' magic) is not supported; "
-                   "export with --version 0 (legacy)"));
+    return absl::UnimplementedError(
+        absl::StrCat(model_bin,
+                     ": llama2.c export version >= 1 ('ak42' magic) is not supported; "
+                     "export with --version 0 (legacy)"));
   }
   const int64_t C = hdr[0], F = hdr[1], L = hdr[2], H = hdr[3], Hkv = hdr[4], seq_len = hdr[6];
   const bool shared = hdr[5] > 0;
   const int64_t V = shared ? hdr[5] : -int64_t{hdr[5]};
-  const char* names[] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size",
-                         "seq_len"};
+  const char* names[] = {"dim",        "hidden_dim", "n_layers", "n_heads",
+                         "n_kv_heads", "vocab_size", "seq_len"};
   for (int i = 0; i < 7; ++i) {
     if (hdr[i] == 0 || (i != 5 && hdr[i] < 0) || std::abs(int64_t{hdr[i]}) > (1 << 24)) {
       return absl::DataLossError(

@@ -6,7 +6,6 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_util.h"

@@ -12,9 +12,10 @@ using ::focal::testing::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(JsonTest, ParsesAllTypes) {
-  auto v = ParseJson(R"({"a": 1, "b": -2.5e1, "c": "x\n\u00e9\ud83d\ude00", "d": [true, false, null],
+  auto v =
+      ParseJson(R"({"a": 1, "b": -2.5e1, "c": "x\n\u00e9\ud83d\ude00", "d": [true, false, null],
                         "e": {}, "big": 9007199254740993})",
-                     "t.json");
+                "t.json");
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->Find("a")->integer(), 1);
   EXPECT_DOUBLE_EQ(v->Find("b")->number(), -25.0);

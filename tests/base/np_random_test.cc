@@ -35,9 +35,9 @@ TEST(NumpyPermutationTest, MatchesNumpy) {
   EXPECT_THAT(std::vector<int64_t>(p.begin(), p.begin() + 8),
               ElementsAre(2526, 1853, 2749, 3008, 1677, 2585, 1959, 2793));
   const std::vector<int64_t> q = NumpyPermutation(42, 25715);
-  EXPECT_THAT(std::vector<int64_t>(q.begin(), q.begin() + 10),
-              ElementsAreArray({12594, 17666, 22041, 22989, 21989, 12121, 23919, 23795, 19243,
-                                5391}));
+  EXPECT_THAT(
+      std::vector<int64_t>(q.begin(), q.begin() + 10),
+      ElementsAreArray({12594, 17666, 22041, 22989, 21989, 12121, 23919, 23795, 19243, 5391}));
 }
 
 TEST(NumpyPermutationTest, EdgeSizes) {

@@ -13,11 +13,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "base/json.h"
 #include "base/sha256.h"
 #include "datasets/helmet.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::datasets {
@@ -51,7 +51,8 @@ class HelmetIclTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(HelmetIclTest, MatchesTheReference) {
   const std::string name = GetParam();
   const auto files = SharedFiles(name);
-  for (const auto& [role, path] : files) FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
+  for (const auto& [role, path] : files)
+    FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
   auto data = LoadIclDataset(name, files);
   ASSERT_TRUE(data.ok()) << data.status();
   const std::vector<JsonValue> golden = ReadGolden(name);
@@ -70,7 +71,8 @@ TEST_P(HelmetIclTest, MatchesTheReference) {
   }
   EXPECT_EQ(JoinedSha(src), h.Find("test_source_indices_sha256")->string_value());
   std::map<int32_t, int64_t> want_counts;
-  for (const auto& [k, v] : h.Find("test_label_counts")->members()) want_counts[std::stoi(k)] = v.integer();
+  for (const auto& [k, v] : h.Find("test_label_counts")->members())
+    want_counts[std::stoi(k)] = v.integer();
   EXPECT_EQ(counts, want_counts);
   // Balanced: label counts differ by at most one when the test set was balanced.
   if (data->test.size() > 500) {
@@ -95,7 +97,8 @@ TEST_P(HelmetIclTest, MatchesTheReference) {
       EXPECT_EQ(p.item_seed, static_cast<uint32_t>(want.Find("local_seed")->integer()));
       EXPECT_EQ(p.gold, want.Find("gold")->string_value());
       std::vector<int64_t> perm;
-      for (int32_t x : HelmetLabelPermutation(p.item_seed, static_cast<int32_t>(data->labels.size()))) {
+      for (int32_t x :
+           HelmetLabelPermutation(p.item_seed, static_cast<int32_t>(data->labels.size()))) {
         perm.push_back(x);
       }
       EXPECT_EQ(JoinedSha(perm), want.Find("label_perm_sha256")->string_value());
@@ -120,7 +123,8 @@ TEST_P(HelmetIclTest, MatchesTheReference) {
 
 TEST(HelmetIclNaturalLabelTest, NamesInsteadOfIntegersSameDemos) {
   const auto files = SharedFiles("trec_coarse");
-  for (const auto& [role, path] : files) FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
+  for (const auto& [role, path] : files)
+    FOCAL_REQUIRE_FILE(path, "../shared beside the source tree");
   auto data = LoadIclDataset("trec_coarse", files);
   ASSERT_TRUE(data.ok()) << data.status();
   const IclItem& item = data->test[0];
@@ -128,9 +132,9 @@ TEST(HelmetIclNaturalLabelTest, NamesInsteadOfIntegersSameDemos) {
   const IclPrompt names = BuildIclPrompt(*data, item, 50, 42, /*natural_label=*/true);
   EXPECT_EQ(names.demo_sources, ints.demo_sources);
   EXPECT_EQ(names.gold, data->labels[item.label]);
-  EXPECT_THAT(names.context, ::testing::HasSubstr(
-                                 "\nlabel: " + data->labels[data->train[names.demo_sources[0]].label] +
-                                 "\n\n"));
+  EXPECT_THAT(names.context,
+              ::testing::HasSubstr(
+                  "\nlabel: " + data->labels[data->train[names.demo_sources[0]].label] + "\n\n"));
   EXPECT_EQ(names.question, ints.question);
 }
 
@@ -159,7 +163,8 @@ TEST(HelmetIclTest, BadInputIsAClearError) {
   const std::string dir = testing::MakeTempDir("helmet_icl");
   testing::WriteStringToFile(dir + "/train.label", "NUM:dist How far ?\nXYZ:abc What ?\n");
   testing::WriteStringToFile(dir + "/test.label", "NUM:dist How far ?\n");
-  auto d = LoadIclDataset("trec_fine", {{"train", dir + "/train.label"}, {"test", dir + "/test.label"}});
+  auto d =
+      LoadIclDataset("trec_fine", {{"train", dir + "/train.label"}, {"test", dir + "/test.label"}});
   ASSERT_FALSE(d.ok());
   EXPECT_THAT(d.status().message(), ::testing::HasSubstr("train.label:2: label 'XYZ:abc'"));
   testing::WriteStringToFile(dir + "/bank.csv", "text,category\n\"unterminated,card_arrival\n");

@@ -6,6 +6,8 @@
 // tests/testdata/golden/helmet/prompts_<tokenizer>.txt; FOCAL_UPDATE_GOLDENS=1
 // rewrites them), a model answering the gold scores 100 and one answering
 // nothing 0; plus HELMET's output parsing and metrics on hand-made cases.
+#include "datasets/helmet.h"
+
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -13,14 +15,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
-#include "engine/long_context_runner.h"
 #include "datasets/generator.h"
-#include "datasets/helmet.h"
 #include "datasets/long_context.h"
+#include "engine/long_context_runner.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "model/gguf.h"
 #include "model/tokenizer.h"
 #include "model/tokenizer_loader.h"
@@ -38,8 +39,8 @@ TEST(HelmetMetricsTest, ParseOutputAsHelmet) {
   EXPECT_EQ(HelmetParseOutput("label: 3", "label:"), "3");
   EXPECT_EQ(HelmetParseOutput("label: 3\nlabel: 4", "label:"), "3");
   EXPECT_EQ(HelmetParseOutput("label: label: 4 \n", "label:"), "4");  // one repeat removed
-  EXPECT_EQ(HelmetParseOutput("label:\n5", "label:"), "");             // the first line only
-  EXPECT_EQ(HelmetParseOutput("LABEL: 7", "label:"), "7");             // case-insensitive
+  EXPECT_EQ(HelmetParseOutput("label:\n5", "label:"), "");            // the first line only
+  EXPECT_EQ(HelmetParseOutput("LABEL: 7", "label:"), "7");            // case-insensitive
   EXPECT_EQ(HelmetParseOutput("no prefix\nhere", "label:"), "no prefix");
   EXPECT_EQ(HelmetParseOutput("Answer: Paris, France\nQuestion:", "Answer:"), "Paris, France");
 }
@@ -163,8 +164,8 @@ TEST(HelmetTasksTest, PromptsFitAreStableAndScoreGoldAsFull) {
           // A model that answers the gold scores 1, one that answers nothing 0.
           EXPECT_EQ(metric.generation(" " + s.outputs[0], s.outputs), 1.0) << "sample " << i;
           EXPECT_EQ(metric.generation("", s.outputs), 0.0) << "sample " << i;
-          absl::StrAppend(&checksums, c.task, " ", length, " ", i, " ", *n, " ",
-                          Sha256Hex(s.input), "\n");
+          absl::StrAppend(&checksums, c.task, " ", length, " ", i, " ", *n, " ", Sha256Hex(s.input),
+                          "\n");
         }
       }
     }
@@ -200,7 +201,8 @@ TEST(HelmetTasksTest, TooFewNqQuestionsIsAClearError) {
   const std::string dir = testing::MakeTempDir("helmet_nq");
   std::string jsonl;
   for (int i = 0; i < 10; ++i) {
-    jsonl += "{\"question\": \"q" + std::to_string(i) + "\", \"answers\": [\"a\"], "
+    jsonl += "{\"question\": \"q" + std::to_string(i) +
+             "\", \"answers\": [\"a\"], "
              "\"ctxs\": [{\"title\": \"t\", \"text\": \"x\", \"isgold\": true}]}\n";
   }
   testing::WriteStringToFile(dir + "/nq.jsonl", jsonl);

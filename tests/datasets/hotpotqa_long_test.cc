@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // hotpotqa_long on the bundled HotpotQA-format sample (14 records written for
-// the project, 6 paragraphs each), counted with the stories260K tokenizer: the rendered prompt (golden file), the length fit,
-// the gold depth, determinism, pool repetition and every error path.
+// the project, 6 paragraphs each), counted with the stories260K tokenizer: the rendered prompt
+// (golden file), the length fit, the gold depth, determinism, pool repetition and every error path.
 //
 // Regenerate the golden file with FOCAL_UPDATE_GOLDENS=1 and review the diff.
 // meta_1024_depth0.5.txt has the gold, the meta and the SHA-256 of the exact
@@ -38,8 +38,8 @@ using ::focal::testing::MakeTempDir;
 using ::focal::testing::MatchesGolden;
 using ::focal::testing::ReadFileOrDie;
 using ::focal::testing::SourcePath;
-using ::focal::testing::Stories260KDir;
 using ::focal::testing::StatusIs;
+using ::focal::testing::Stories260KDir;
 using ::focal::testing::WriteStringToFile;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -71,8 +71,7 @@ constexpr char kTinyPool[] =
 class HotpotQaLongTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto tok =
-        model::SentencePieceTokenizer::Load(Stories260KDir() + "/tokenizer.model");
+    auto tok = model::SentencePieceTokenizer::Load(Stories260KDir() + "/tokenizer.model");
     ASSERT_TRUE(tok.ok()) << tok.status();
     tokenizer_ = tok->release();
   }
@@ -176,9 +175,10 @@ TEST_F(HotpotQaLongTest, GoldenPrompt) {
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_NE(first->Find("question"), nullptr);
   EXPECT_TRUE(absl::EndsWith(
-      s.input, absl::StrCat("\n\nQuestion: ", first->Find("question")->string_value(), "\nAnswer:")));
-  EXPECT_TRUE(MatchesGolden(absl::StrCat("input_sha256: ", Sha256Hex(s.input), "\noutputs: ",
-                                         s.outputs[0], "\n", MetaText(s)),
+      s.input,
+      absl::StrCat("\n\nQuestion: ", first->Find("question")->string_value(), "\nAnswer:")));
+  EXPECT_TRUE(MatchesGolden(absl::StrCat("input_sha256: ", Sha256Hex(s.input),
+                                         "\noutputs: ", s.outputs[0], "\n", MetaText(s)),
                             absl::StrCat(kGoldenDir, "meta_1024_depth0.5.txt")));
 }
 

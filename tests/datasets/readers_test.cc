@@ -183,7 +183,8 @@ TEST(ReadersTest, LambadaStandardSample) {
   ASSERT_THAT(docs, SizeIs(30));
   EXPECT_EQ(docs[0].fields.at("target"), " key");
   EXPECT_THAT(docs[0].fields.at("context"),
-              AllOf(::testing::StartsWith("mara had carried the old brass key in her coat pocket for eleven years ,"),
+              AllOf(::testing::StartsWith(
+                        "mara had carried the old brass key in her coat pocket for eleven years ,"),
                     ::testing::EndsWith("felt the cool metal , and slowly pulled out the")));
   EXPECT_THAT(docs[1].fields.at("context"), HasSubstr("`` they 're on your head , '' leo said"));
   EXPECT_EQ(docs[29].fields.at("target"), " library");
@@ -630,9 +631,9 @@ TEST(CompressedTest, Bzip2FilesAreReadAndDamageIsReported) {
       focal::testing::ReadFileOrDie(SourcePath("tests/datasets/testdata/hellaswag_2.txt.bz2"));
   const std::string path = MakeTempDir("bz") + "/cut.txt.bz2";
   WriteStringToFile(path, good.substr(0, good.size() / 2));
-  EXPECT_THAT(ReadDocs("hellaswag_llamacpp", path),
-              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("cut.txt.bz2"),
-                                                          HasSubstr("bzip2"))));
+  EXPECT_THAT(
+      ReadDocs("hellaswag_llamacpp", path),
+      StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("cut.txt.bz2"), HasSubstr("bzip2"))));
 }
 
 }  // namespace

@@ -36,16 +36,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "datasets/ruler_common.h"
 #include "base/asset_root.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "datasets/ruler_common.h"
 #include "model/sentencepiece_tokenizer.h"
 #include "model/tokenizer.h"
-#include "tasks/metric_registry.h"
-#include "tasks/task_registry.h"
 #include "re2/re2.h"
+#include "tasks/metric_registry.h"
 #include "tasks/ruler_metrics.h"
+#include "tasks/task_registry.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::datasets {
@@ -54,8 +54,8 @@ namespace {
 using ::focal::testing::MakeTempDir;
 using ::focal::testing::MatchesGolden;
 using ::focal::testing::SourcePath;
-using ::focal::testing::Stories260KDir;
 using ::focal::testing::StatusIs;
+using ::focal::testing::Stories260KDir;
 using ::focal::testing::WriteStringToFile;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -75,8 +75,7 @@ int64_t GoldenLength(const std::string& task) { return Feasible(task, 1024) ? 10
 
 const model::Tokenizer& Tok() {
   static const model::Tokenizer* tok = [] {
-    auto t =
-        model::SentencePieceTokenizer::Load(Stories260KDir() + "/tokenizer.model");
+    auto t = model::SentencePieceTokenizer::Load(Stories260KDir() + "/tokenizer.model");
     if (!t.ok()) {
       std::cerr << t.status() << "\n";
       std::abort();
@@ -406,12 +405,11 @@ TEST(RulerTest, NiahUuidsAndNeedleHaystack) {
 // The queried needles' byte spans (for the attention diagnostics): one span
 // per asked value, each the full needle sentence holding that value.
 TEST(RulerTest, NiahQueriedNeedleSpans) {
-  for (const std::string task : {"ruler_niah_single_1", "ruler_niah_single_2",
-                                 "ruler_niah_multikey_2", "ruler_niah_multivalue",
-                                 "ruler_niah_multiquery"}) {
+  for (const std::string task :
+       {"ruler_niah_single_1", "ruler_niah_single_2", "ruler_niah_multikey_2",
+        "ruler_niah_multivalue", "ruler_niah_multiquery"}) {
     for (const GenerationSample& s : Samples(task, 2048).samples) {
-      const std::vector<std::string> spans =
-          absl::StrSplit(s.meta.at("query_needle_spans"), ',');
+      const std::vector<std::string> spans = absl::StrSplit(s.meta.at("query_needle_spans"), ',');
       ASSERT_EQ(spans.size(), s.outputs.size()) << task;
       for (size_t i = 0; i < spans.size(); ++i) {
         std::pair<std::string, std::string> be = absl::StrSplit(spans[i], '-');
@@ -573,8 +571,7 @@ TEST(RulerTest, PerfectModelScoresOneAndEmptyScoresZero) {
       if (!Feasible(task, length)) continue;
       for (const GenerationSample& s : Samples(task, length).samples) {
         ASSERT_FALSE(s.outputs.empty());
-        EXPECT_EQ(score(absl::StrJoin(s.outputs, ", "), s.outputs), 1.0)
-            << task;
+        EXPECT_EQ(score(absl::StrJoin(s.outputs, ", "), s.outputs), 1.0) << task;
         EXPECT_EQ(score("", s.outputs), 0.0) << task;
         // The golds are in the prompt (HotpotQA answers need not be: yes/no).
         if (task != "ruler_qa_2") {
@@ -642,16 +639,16 @@ TEST(RulerSharedDataTest, RealFilesChecksums) {
       "# SHA-256 of the input and of the golds joined by \"\\n\" of samples 0-1, with\n"
       "# meta counts, of the essay and qa RULER tasks at 2048 on ../shared/data (seed 42,\n"
       "# stories260K tokenizer with BOS). Regenerate with FOCAL_UPDATE_GOLDENS=1 ruler_test.\n";
-  for (const std::string task : {"ruler_niah_single_2", "ruler_niah_multivalue", "ruler_qa_1",
-                                 "ruler_qa_2"}) {
+  for (const std::string task :
+       {"ruler_niah_single_2", "ruler_niah_multivalue", "ruler_qa_1", "ruler_qa_2"}) {
     auto samples = MakeRulerSamples(task, 2048, o);
     ASSERT_TRUE(samples.ok()) << task << ": " << samples.status();
     for (const GenerationSample& s : *samples) {
       absl::StrAppend(&text, task, " 2048 ", s.index, " ", Sha256Hex(s.input), " ",
-                      Sha256Hex(absl::StrJoin(s.outputs, "\n")), " input_tokens=",
-                      s.meta.at("input_tokens"));
-      for (const char* key : {"haystack_repeated", "pool_docs", "docs_repeated",
-                              "questions_usable", "questions_skipped"}) {
+                      Sha256Hex(absl::StrJoin(s.outputs, "\n")),
+                      " input_tokens=", s.meta.at("input_tokens"));
+      for (const char* key : {"haystack_repeated", "pool_docs", "docs_repeated", "questions_usable",
+                              "questions_skipped"}) {
         if (s.meta.count(key)) absl::StrAppend(&text, " ", key, "=", s.meta.at(key));
       }
       absl::StrAppend(&text, "\n");

@@ -8,15 +8,15 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
-#include <tuple>
 #include <numeric>
 #include <random>
+#include <sstream>
+#include <tuple>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "base/asset_root.h"
 #include "engine/scorer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/language_model.h"
 #include "tests/testing/test_util.h"
@@ -106,8 +106,9 @@ TEST(AttentionStatsTest, UniformAttentionHasMaximalEntropy) {
     for (int64_t i = 0; i < k->tensor().numel(); ++i) k->tensor().as<float>()[i] = 0.3f * i;
     const AttentionSeq seq{0, 1, n - 1, k->tensor(), v->tensor()};
     const float scale = 1.0f;
-    AttentionArgs a{q->tensor(), absl::MakeConstSpan(&seq, 1), absl::MakeConstSpan(&scale, 1),
-                    1, 1, D, out->tensor()};
+    AttentionArgs a{
+        q->tensor(),  absl::MakeConstSpan(&seq, 1), absl::MakeConstSpan(&scale, 1), 1, 1, D,
+        out->tensor()};
     const std::vector<std::pair<int64_t, int64_t>> r = {{2, 5}, {4090, 4100}};
     const AttentionProbe p{0, 0, r};
     float ent = 0, mass = 0;

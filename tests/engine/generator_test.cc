@@ -102,7 +102,8 @@ TEST_F(GeneratorTest, EmptyPromptIsNamed) {
 // has rows its tokenizer has no token for (padded to a round size).
 class LackingTokenizer : public model::Tokenizer {
  public:
-  LackingTokenizer(const model::Tokenizer& base, int32_t missing) : base_(base), missing_(missing) {}
+  LackingTokenizer(const model::Tokenizer& base, int32_t missing)
+      : base_(base), missing_(missing) {}
   absl::StatusOr<std::vector<int32_t>> Encode(absl::string_view text, bool add_bos) const override {
     return base_.Encode(text, add_bos);
   }
@@ -161,8 +162,8 @@ TEST_F(GeneratorTest, IdsTheTokenizerLacksGiveNoText) {
 // HF transformers' greedy continuation (model.generate, do_sample=False) of
 // the golden prompts of the random reference checkpoints.
 TEST(GeneratorHfTest, MatchesHfGreedyOnReferenceConfigs) {
-  for (const char* name : {"gqa_untied", "tied_theta_llama3", "focal_learned_token",
-                           "bf16_headdim_sharded"}) {
+  for (const char* name :
+       {"gqa_untied", "tied_theta_llama3", "focal_learned_token", "bf16_headdim_sharded"}) {
     SCOPED_TRACE(name);
     const std::string golden =
         testing::SourcePath(std::string("tests/testdata/golden/forward/") + name + "_greedy.txt");
@@ -170,9 +171,8 @@ TEST(GeneratorHfTest, MatchesHfGreedyOnReferenceConfigs) {
     kernels::CpuBackend backend(2);
     model::LoadOptions lo;
     lo.require_tokenizer = false;
-    auto m = model::LanguageModel::Load(testing::SourcePath(std::string("tests/testdata/models/") +
-                                                         name),
-                                     backend, lo);
+    auto m = model::LanguageModel::Load(
+        testing::SourcePath(std::string("tests/testdata/models/") + name), backend, lo);
     ASSERT_TRUE(m.ok()) << m.status();
     std::string line;
     std::vector<int32_t> prompt, want;
@@ -192,8 +192,8 @@ TEST(GeneratorHfTest, MatchesHfGreedyOnReferenceConfigs) {
                                              {prompt, static_cast<int64_t>(want.size()), {}}};
       GenerationOptions o;
       o.prefill_chunk = 5;
-      auto tok = model::SentencePieceTokenizer::Load(
-          testing::Stories260KDir() + "/tokenizer.model");
+      auto tok =
+          model::SentencePieceTokenizer::Load(testing::Stories260KDir() + "/tokenizer.model");
       ASSERT_TRUE(tok.ok()) << tok.status();
       auto got = GenerateGreedy((*m)->transformer(), **tok, reqs, o);
       ASSERT_TRUE(got.ok()) << got.status();
@@ -305,8 +305,7 @@ TEST(GeneratorMemoryTest, LongPromptWithinEstimate) {
   o.max_batch = 1;
   const int64_t estimate = model::EstimateGenerationBytes((*m)->config(), n + 4, 2048, 1, backend);
   const int64_t before = PeakRssBytes();
-  auto tok = model::SentencePieceTokenizer::Load(
-      testing::Stories260KDir() + "/tokenizer.model");
+  auto tok = model::SentencePieceTokenizer::Load(testing::Stories260KDir() + "/tokenizer.model");
   auto got = GenerateGreedy((*m)->transformer(), **tok, absl::MakeConstSpan(&req, 1), o);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)[0].tokens.size(), 4u);

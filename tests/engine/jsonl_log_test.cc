@@ -34,15 +34,15 @@ TEST(JsonlLogTest, AppendsReadsBackAndCutsATornLine) {
   testing::WriteStringToFile(path, testing::ReadFileOrDie(path) + "not json\n{\"k\":\"c");
   {
     std::vector<std::string> keys;
-    auto log = JsonlLog::Open(path, [&](const JsonValue& v) {
-      keys.push_back(v.Find("k")->string_value());
-    });
+    auto log = JsonlLog::Open(
+        path, [&](const JsonValue& v) { keys.push_back(v.Find("k")->string_value()); });
     ASSERT_TRUE(log.ok());
     EXPECT_THAT(keys, ::testing::ElementsAre("a", "b"));  // the bad line is skipped
     ASSERT_TRUE(log->Append("{\"k\":\"d\"}\n").ok());
   }
   EXPECT_THAT(Keys(path), ::testing::ElementsAre("a", "b", "d"));
-  EXPECT_EQ(testing::ReadFileOrDie(path), "{\"k\":\"a\"}\n{\"k\":\"b\"}\nnot json\n{\"k\":\"d\"}\n");
+  EXPECT_EQ(testing::ReadFileOrDie(path),
+            "{\"k\":\"a\"}\n{\"k\":\"b\"}\nnot json\n{\"k\":\"d\"}\n");
 }
 
 TEST(JsonlLogTest, EmptyPathKeepsNothingAndBadPathIsAnError) {

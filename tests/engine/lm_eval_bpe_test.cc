@@ -82,8 +82,8 @@ TEST(LmEvalBpeTest, RequestsAndScoresMatchLmEval) {
               row.Find("pair_sha256")->string_value())
         << "pair " << i << " differs from the script's";
     if (!models.count(name)) {
-      auto m = model::LanguageModel::Load(testing::SourcePath("tests/testdata/models/" + name),
-                                          backend);
+      auto m =
+          model::LanguageModel::Load(testing::SourcePath("tests/testdata/models/" + name), backend);
       ASSERT_TRUE(m.ok()) << m.status();
       models[name] = *std::move(m);
     }

@@ -135,8 +135,8 @@ TEST_F(ScorerTest, LeftTruncationLikeLmEval) {
   EXPECT_EQ(huge->continuation.size(), 3u);
   EXPECT_EQ(huge->input.size(), 3u);
   TokenizedRequest ref = Tok("a", " very long continuation here");
-  EXPECT_TRUE(std::equal(huge->continuation.begin(), huge->continuation.end(),
-                         ref.continuation.end() - 3));
+  EXPECT_TRUE(
+      std::equal(huge->continuation.begin(), huge->continuation.end(), ref.continuation.end() - 3));
 }
 
 TEST_F(ScorerTest, MatchesOneFullForwardPerRequest) {
@@ -367,8 +367,8 @@ TEST(ScorerSequenceMeanTest, MatchesHfWholeSequenceWhateverTheSplit) {
   kernels::CpuBackend backend(2);
   model::LoadOptions lo;
   lo.require_tokenizer = false;
-  auto m = model::LanguageModel::Load(testing::SourcePath("tests/testdata/models/focal_learned_mean"),
-                                      backend, lo);
+  auto m = model::LanguageModel::Load(
+      testing::SourcePath("tests/testdata/models/focal_learned_mean"), backend, lo);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ((*m)->config().focal.reduction, model::FocalConfig::Reduction::kSequenceMean);
   const auto seqs = testing::ReadGoldenLogprobs(

@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   volatile double sink = static_cast<double>(c->Variant().size());
   // What loading does with a config once the weights have matched it (the
   // weights bound head_dim and the layer count, so do not go further here).
-  for (int64_t l = 0; l < std::min<int64_t>(c->num_layers, 64); ++l) sink = sink + c->ConstantScale(l);
+  for (int64_t l = 0; l < std::min<int64_t>(c->num_layers, 64); ++l)
+    sink = sink + c->ConstantScale(l);
   if (c->head_dim <= 4096) {
     for (float f : focal::model::RopeInvFreq(*c)) sink = sink + f;
   }

@@ -23,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const char* const kSuffix[] = {"", "", ".gz", ".bz2"};
   const std::string suffix = kSuffix[(data[0] / 8) % 4];
   const std::string ext = id == "hellaswag_llamacpp" || id == "lambada_plain" ? ".txt" : ".jsonl";
-  const auto files = focal::fuzz::SplitFiles(focal::fuzz::AsText(data + 1, size - 1),
-                                             id == "piqa" ? 2 : 1);
+  const auto files =
+      focal::fuzz::SplitFiles(focal::fuzz::AsText(data + 1, size - 1), id == "piqa" ? 2 : 1);
   const std::string name = "data" + ext + suffix;
   const std::string path = focal::fuzz::WriteScratch(name, files[0]);
   std::map<std::string, std::string> options;

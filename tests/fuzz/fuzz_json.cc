@@ -13,10 +13,14 @@ namespace {
 size_t Walk(const focal::JsonValue& v) {
   using T = focal::JsonValue::Type;
   switch (v.type()) {
-    case T::kNull: return 1;
-    case T::kBool: return v.bool_value() ? 1 : 2;
-    case T::kNumber: return v.is_integer() ? static_cast<size_t>(v.integer() & 1) : v.number() > 0;
-    case T::kString: return v.string_value().size();
+    case T::kNull:
+      return 1;
+    case T::kBool:
+      return v.bool_value() ? 1 : 2;
+    case T::kNumber:
+      return v.is_integer() ? static_cast<size_t>(v.integer() & 1) : v.number() > 0;
+    case T::kString:
+      return v.string_value().size();
     case T::kArray: {
       size_t n = 0;
       for (const focal::JsonValue& x : v.array()) n += Walk(x);

@@ -30,11 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const JsonValue* t = v.Find("text");
       const JsonValue* f = v.Find("finish");
       if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
-        sink = sink + k->string_value().size() + t->string_value().size() +
-               f->string_value().size();
+        sink =
+            sink + k->string_value().size() + t->string_value().size() + f->string_value().size();
       }
     });
-    if (log.ok()) sink = sink + log->Append("{\"k\":\"x\",\"text\":\"y\",\"finish\":\"stop\"}\n").ok();
+    if (log.ok())
+      sink = sink + log->Append("{\"k\":\"x\",\"text\":\"y\",\"finish\":\"stop\"}\n").ok();
   }
   (void)sink;
   return 0;

@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     d = std::min<uint32_t>(d, 64u << 20);
     const std::string header(reinterpret_cast<const char*>(data + 5), size - 5);
     std::string file(8, '\0');
-    for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+      file[i] = static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xff);
     file += header;
     path = focal::fuzz::WriteScratch("model.safetensors", file);
     if (truncate(path.c_str(), static_cast<off_t>(file.size() + d)) != 0) __builtin_trap();

@@ -16,7 +16,8 @@ namespace {
 
 std::string Shard(const std::string& header, size_t data_bytes) {
   std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    file[i] = static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xff);
   return file + header + std::string(data_bytes, '\x01');
 }
 

@@ -119,8 +119,8 @@ class Gguf {
 
   std::string Build() const {
     constexpr uint64_t kAlign = 32;
-    std::string s = "GGUF" + Le<uint32_t>(3) + Le<uint64_t>(tensors_.size()) +
-                    Le<uint64_t>(kvs_.size());
+    std::string s =
+        "GGUF" + Le<uint32_t>(3) + Le<uint64_t>(tensors_.size()) + Le<uint64_t>(kvs_.size());
     for (const std::string& kv : kvs_) s += kv;
     std::string data;
     for (const T& t : tensors_) {
@@ -198,8 +198,8 @@ void CheckGguf(const std::string& path, bool expect_tokenizer) {
 void GgufSeeds() {
   {  // Byte-level BPE ("gpt2", SmolLM pre-tokenizer), F32 weights.
     Gguf g;
-    const std::vector<std::string> tokens = {"<|endoftext|>", "h", "e", "l", "o", "Ġ", "w",
-                                             "r", "d", "he", "ll", "Ġw", "hell", "hello"};
+    const std::vector<std::string> tokens = {
+        "<|endoftext|>", "h", "e", "l", "o", "Ġ", "w", "r", "d", "he", "ll", "Ġw", "hell", "hello"};
     LlamaModel(g, 4, 8, tokens.size(), false);
     g.Str("tokenizer.ggml.model", "gpt2");
     g.Str("tokenizer.ggml.pre", "smollm");
@@ -214,8 +214,17 @@ void GgufSeeds() {
   }
   {  // SentencePiece vocabulary ("llama"), Q8_0 embedding, constant focal.
     Gguf g;
-    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b",
-                                       "\xe2\x96\x81" "a", "ab", "<0x0A>", "<0x20>"};
+    std::vector<std::string> tokens = {"<unk>",
+                                       "<s>",
+                                       "</s>",
+                                       "\xe2\x96\x81",
+                                       "a",
+                                       "b",
+                                       "\xe2\x96\x81"
+                                       "a",
+                                       "ab",
+                                       "<0x0A>",
+                                       "<0x20>"};
     LlamaModel(g, 32, 32, tokens.size(), true);
     g.Str("focal_attention.mode", "constant");
     g.F32("focal_attention.temperature", 0.5f);
@@ -281,8 +290,17 @@ void SentencePieceSeeds() {
         ++n;
       }
     }
-    const char* normal[] = {"\xe2\x96\x81", "a", "b", "c", "\xe2\x96\x81" "a", "ab", "bc",
-                            "\xe2\x96\x81" "ab", "abc"};
+    const char* normal[] = {"\xe2\x96\x81",
+                            "a",
+                            "b",
+                            "c",
+                            "\xe2\x96\x81"
+                            "a",
+                            "ab",
+                            "bc",
+                            "\xe2\x96\x81"
+                            "ab",
+                            "abc"};
     float score = -1;
     for (const char* p : normal) {
       m += Piece(p, score, 1);
@@ -290,9 +308,8 @@ void SentencePieceSeeds() {
       ++n;
     }
     std::string trainer = VarintField(3, model_type) + VarintField(4, n) +
-                          VarintField(35, bytes ? 1 : 0) + VarintField(40, 0) +
-                          VarintField(41, 1) + VarintField(42, 2) +
-                          VarintField(43, static_cast<uint64_t>(int64_t{-1}));
+                          VarintField(35, bytes ? 1 : 0) + VarintField(40, 0) + VarintField(41, 1) +
+                          VarintField(42, 2) + VarintField(43, static_cast<uint64_t>(int64_t{-1}));
     std::string normalizer = Field(1, "identity") + VarintField(3, 1) +
                              VarintField(4, remove_extra_ws ? 1 : 0) + VarintField(5, 1);
     return m + Field(2, trainer) + Field(3, normalizer);
@@ -304,7 +321,8 @@ void SentencePieceSeeds() {
   } kSeeds[] = {{"bpe_bytes.model", 2, true, true}, {"unigram.model", 1, false, false}};
   for (const auto& s : kSeeds) {
     const std::string path = Write("sentencepiece", s.name, model(s.type, s.bytes, s.ws));
-    const fs::path dir = fs::temp_directory_path() / ("focal-fuzz-seeds-" + std::to_string(getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("focal-fuzz-seeds-" + std::to_string(getpid()));
     fs::create_directories(dir);
     fs::copy_file(path, dir / "tokenizer.model", fs::copy_options::overwrite_existing);
     Check(path, focal::model::LoadTokenizer(dir.string()).status());
@@ -410,10 +428,11 @@ void SafetensorsSeeds() {
   Check(check, focal::model::SafetensorsFile::Open(check).status());
   fs::remove(check);
   // The index matching fuzz_safetensors_index's two shards.
-  Write("safetensors_index", "matching.index.json",
-        R"({"metadata":{"total_size":88},"weight_map":{"lm_head.weight":"model-00002-of-00002.safetensors",)"
-        R"("model.embed_tokens.weight":"model-00001-of-00002.safetensors",)"
-        R"("model.norm.weight":"model-00001-of-00002.safetensors"}})");
+  Write(
+      "safetensors_index", "matching.index.json",
+      R"({"metadata":{"total_size":88},"weight_map":{"lm_head.weight":"model-00002-of-00002.safetensors",)"
+      R"("model.embed_tokens.weight":"model-00001-of-00002.safetensors",)"
+      R"("model.norm.weight":"model-00001-of-00002.safetensors"}})");
 }
 
 }  // namespace

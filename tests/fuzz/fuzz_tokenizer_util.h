@@ -18,7 +18,13 @@ inline void ExerciseTokenizer(const model::Tokenizer& tok) {
   static const char* const kTexts[] = {
       "Hello world! It's 2024.",
       "  two  spaces\tand\nnewlines  ",
-      "\xc3\xbc" "n" "\xc3\xaf" "c" "\xc3\xb6" "d" "\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\xa4\x96",
+      "\xc3\xbc"
+      "n"
+      "\xc3\xaf"
+      "c"
+      "\xc3\xb6"
+      "d"
+      "\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\xa4\x96",
       "<s>a</s><unk><|endoftext|><pad>",
       "",
       "bad \xff\xfe utf-8",

@@ -76,8 +76,7 @@ inline const std::string& ScratchDir() {
 inline std::string WriteScratch(const std::string& name, absl::string_view contents) {
   const std::string path = ScratchDir() + "/" + name;
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr ||
-      std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() ||
+  if (f == nullptr || std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() ||
       std::fclose(f) != 0) {
     std::fprintf(stderr, "cannot write %s\n", path.c_str());
     std::abort();

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/json.h"
 #include "model/tokenizer_loader.h"
 #include "tests/testing/test_util.h"
 
@@ -22,9 +22,7 @@ using ::testing::Not;
 
 using Result = testing::CommandResult;
 
-Result RunCli(const std::string& args) {
-  return testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
-}
+Result RunCli(const std::string& args) { return testing::RunOnStories260K(FOCAL_EVAL_BIN, args); }
 
 std::string Model(const std::string& name) {
   return testing::SourcePath("tests/testdata/models/" + name);
@@ -56,15 +54,18 @@ TEST(CliTest, DefaultModelIsSmolLm2) {
   EXPECT_THAT(missing.err, HasSubstr("/nonexistent/models/smollm2-135m-instruct/"
                                      "SmolLM2-135M-Instruct.Q4_1.gguf"));
   EXPECT_THAT(missing.err, HasSubstr("scripts/fetch_default_model.sh"));
-  EXPECT_EQ(testing::RunCommand("FOCAL_CACHE_DIR=/nonexistent " + unpinned,
-                                "run --tasks piqa --limit 1").code, 1);
+  EXPECT_EQ(
+      testing::RunCommand("FOCAL_CACHE_DIR=/nonexistent " + unpinned, "run --tasks piqa --limit 1")
+          .code,
+      1);
 
   FOCAL_REQUIRE_FILE(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh");
   const std::string bin =
       "FOCAL_DEFAULT_MODEL='" + testing::DefaultModelGguf() + "' " + FOCAL_EVAL_BIN;
   Result inspect = testing::RunCommand(bin, "inspect");
   ASSERT_EQ(inspect.code, 0) << inspect.err;
-  EXPECT_THAT(inspect.out, HasSubstr("SmolLM2-135M-Instruct.Q4_1.gguf (GGUF v3, architecture llama"));
+  EXPECT_THAT(inspect.out,
+              HasSubstr("SmolLM2-135M-Instruct.Q4_1.gguf (GGUF v3, architecture llama"));
   EXPECT_THAT(inspect.out, HasSubstr("layers:       30"));
   // SmolLM2's tokenizer adds no BOS (as HF's), so `score` starts at the text's
   // first token: the HF golden's sequence 0 after its explicit BOS. (The
@@ -128,7 +129,8 @@ TEST(CliTest, ScoreNoBosScoresFromTheSecondToken) {
 TEST(CliTest, GenerateBundledModel) {
   Result r = RunCli("generate --max-new-tokens 40");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, ::testing::StartsWith("Once upon a time, there was a little girl named Lily."));
+  EXPECT_THAT(r.out,
+              ::testing::StartsWith("Once upon a time, there was a little girl named Lily."));
   Result p = RunCli("generate --prompt 'The dog' --max-new-tokens 10 --focal-temperature 0.4");
   ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_THAT(p.out, ::testing::StartsWith("The dog"));
@@ -156,8 +158,9 @@ TEST(CliTest, ScoreBpeModelsMatchHf) {
   for (const std::string name : {"bpe_llama3", "bpe_gpt2"}) {
     SCOPED_TRACE(name);
     // The golden's text 0 (tests/model/bpe_model_parity_test.cc checks its hash).
-    Result r = RunCli("score --model " + Model(name) +
-                      " --text 'A small robot named Pim watered the tomatoes at 6:45 every morning.'");
+    Result r =
+        RunCli("score --model " + Model(name) +
+               " --text 'A small robot named Pim watered the tomatoes at 6:45 every morning.'");
     ASSERT_EQ(r.code, 0) << r.err;
     auto golden = testing::ReadGoldenLogprobs(testing::GoldenPath("forward/" + name + ".txt"));
     ASSERT_FALSE(golden.empty());
@@ -176,7 +179,8 @@ TEST(CliTest, ScoreBpeModelsMatchHf) {
   }
   // --no-bos drops the BOS of bpe_llama3: one scored token fewer.
   Result bos = RunCli("score --model " + Model("bpe_llama3") + " --text 'A small robot'");
-  Result nobos = RunCli("score --model " + Model("bpe_llama3") + " --no-bos --text 'A small robot'");
+  Result nobos =
+      RunCli("score --model " + Model("bpe_llama3") + " --no-bos --text 'A small robot'");
   ASSERT_EQ(bos.code, 0) << bos.err;
   ASSERT_EQ(nobos.code, 0) << nobos.err;
   auto count = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
@@ -213,7 +217,8 @@ TEST(CliTest, InspectShowsVariant) {
               HasSubstr("attention:    focal(t=0.4, retrofit)"));
   EXPECT_THAT(RunCli("inspect " + Model("focal_learned_token")).out,
               HasSubstr("attention:    focal(learned, token)"));
-  EXPECT_THAT(RunCli("inspect " + Model("focal_const")).out, HasSubstr("attention:    focal(t=0.4)"));
+  EXPECT_THAT(RunCli("inspect " + Model("focal_const")).out,
+              HasSubstr("attention:    focal(t=0.4)"));
   Result sharded = RunCli("inspect " + Model("bf16_headdim_sharded"));
   EXPECT_THAT(sharded.out, HasSubstr("dtype:        BF16"));
   EXPECT_THAT(sharded.out, HasSubstr("tokenizer:    none"));
@@ -241,7 +246,8 @@ TEST(CliTest, InspectGguf) {
   // golden/forward/gguf_tiny_random_llama2.txt, whose log-probs gguf_test checks).
   Result score = RunCli("score --model " + path + " --text 'Hello world!'");
   ASSERT_EQ(score.code, 0) << score.err;
-  EXPECT_THAT(score.out, HasSubstr("{\"position\": 1, \"token_id\": 15043, \"logprob\": -10.33775"));
+  EXPECT_THAT(score.out,
+              HasSubstr("{\"position\": 1, \"token_id\": 15043, \"logprob\": -10.33775"));
   EXPECT_THAT(score.out, HasSubstr("{\"position\": 2, \"token_id\": 3186, "));
   EXPECT_THAT(score.out, HasSubstr("{\"position\": 3, \"token_id\": 29991, "));
   EXPECT_THAT(score.out, Not(HasSubstr("\"position\": 4")));

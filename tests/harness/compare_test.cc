@@ -48,12 +48,13 @@ TEST(CompareTest, DefaultRetrofitComparisonWritesEveryReport) {
   const std::string dir = testing::MakeTempDir("report");
   std::string out, err;
   ASSERT_EQ(RunCli("compare --tasks piqa,lambada_openai --limit 12 --bootstrap 500 --no-progress "
-                   "--out " + dir,
+                   "--out " +
+                       dir,
                    &out, &err),
             0)
       << err;
-  for (const char* f : {"report.md", "report.csv", "report.json", "table.tex", "results.json",
-                         "samples.jsonl"}) {
+  for (const char* f :
+       {"report.md", "report.csv", "report.json", "table.tex", "results.json", "samples.jsonl"}) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
   }
   EXPECT_THAT(out, HasSubstr("focal(t=0.4, retrofit)"));
@@ -78,9 +79,9 @@ TEST(CompareTest, DefaultRetrofitComparisonWritesEveryReport) {
     }
   }
   // The base column is exactly what `run` reports for the same settings.
-  ASSERT_EQ(RunCli("run --tasks piqa --limit 12 --no-progress --out " + dir + "/plain.json", &out,
-                   &err),
-            0);
+  ASSERT_EQ(
+      RunCli("run --tasks piqa --limit 12 --no-progress --out " + dir + "/plain.json", &out, &err),
+      0);
   auto plain = reports::ResultsFromJson(testing::ReadFileOrDie(dir + "/plain.json"), "plain");
   ASSERT_TRUE(plain.ok());
   for (const auto& r : rep.rows()) {
@@ -114,7 +115,8 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
   std::string out, err;
   ASSERT_EQ(RunCli("compare --tasks arc_easy,ruler_niah_multikey_1 --lengths 1024 "
                    "--allow-length-extrapolation --limit 3 --attention-stats 2 --bootstrap 100 "
-                   "--no-progress --out " + dir,
+                   "--no-progress --out " +
+                       dir,
                    &out, &err),
             0)
       << err;
@@ -169,7 +171,8 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
   testing::WriteStringToFile(cached, text);
   ASSERT_EQ(RunCli("compare --tasks arc_easy,ruler_niah_multikey_1 --lengths 1024 "
                    "--allow-length-extrapolation --limit 3 --attention-stats 2 --bootstrap 100 "
-                   "--no-progress --out " + dir,
+                   "--no-progress --out " +
+                       dir,
                    &out, &err),
             0)
       << err;
@@ -179,7 +182,8 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
   // Off switch: no agreement section.
   const std::string dir2 = testing::MakeTempDir("noagree");
   ASSERT_EQ(RunCli("compare --tasks arc_easy --limit 3 --no-logit-agreement --bootstrap 100 "
-                   "--no-progress --out " + dir2,
+                   "--no-progress --out " +
+                       dir2,
                    &out, &err),
             0)
       << err;
@@ -195,13 +199,15 @@ TEST(CompareTest, TwoCpuReplicasEqualOne) {
   for (const std::string device : {"cpu", "cpu,cpu"}) {
     ASSERT_EQ(RunCli("compare --tasks arc_easy,piqa,ruler_niah_single_1 --lengths 1024 "
                      "--allow-length-extrapolation --limit 8 --batch-tokens 256 --bootstrap 200 "
-                     "--no-progress --device " + device + " --out " + dir + "/" + device,
+                     "--no-progress --device " +
+                         device + " --out " + dir + "/" + device,
                      &out, &err),
               0)
         << err;
   }
   for (const char* f : {"report.md", "report.csv", "report.html", "table.tex", "samples.jsonl"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu/" + f), testing::ReadFileOrDie(dir + "/cpu/" + f))
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu/" + f),
+              testing::ReadFileOrDie(dir + "/cpu/" + f))
         << f;
   }
 }
@@ -220,25 +226,25 @@ TEST(CompareTest, FromShardsEqualsTheUnshardedCompare) {
   ASSERT_EQ(RunShards(common, dir, 3), "");
   const std::string shards = dir + "/s2 " + dir + "/s0 " + dir + "/s1";
   // (The shards' --bootstrap 300 is taken from their reports.)
-  ASSERT_EQ(RunCli("compare --from-shards " + shards + " --out " + dir + "/merged",
-                   &out, &err),
-            0)
+  ASSERT_EQ(RunCli("compare --from-shards " + shards + " --out " + dir + "/merged", &out, &err), 0)
       << err;
   for (const char* f : {"report.md", "report.csv", "report.html", "table.tex"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f), testing::ReadFileOrDie(dir + "/all/" + f))
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f),
+              testing::ReadFileOrDie(dir + "/all/" + f))
         << f;
   }
   EXPECT_EQ(LoadReport(dir + "/merged/report.json").rows_size(),
             LoadReport(dir + "/all/report.json").rows_size());
   // A missing shard is named; a shard that is no compare output is refused.
-  EXPECT_NE(RunCli("compare --from-shards " + dir + "/s0 " + dir + "/s2 --out " + dir + "/m2",
-                   &out, &err),
+  EXPECT_NE(RunCli("compare --from-shards " + dir + "/s0 " + dir + "/s2 --out " + dir + "/m2", &out,
+                   &err),
             0);
   EXPECT_THAT(err, HasSubstr("shard 1/3 is missing"));
-  EXPECT_NE(RunCli("compare --from-shards " + dir + "/nothing --out " + dir + "/m3", &out, &err), 0);
+  EXPECT_NE(RunCli("compare --from-shards " + dir + "/nothing --out " + dir + "/m3", &out, &err),
+            0);
   EXPECT_THAT(err, HasSubstr(dir + "/nothing/results.json"));
-  EXPECT_EQ(RunCli("compare --from-shards " + shards + " --base x --out " + dir + "/m4", &out, &err),
-            2);
+  EXPECT_EQ(
+      RunCli("compare --from-shards " + shards + " --base x --out " + dir + "/m4", &out, &err), 2);
 }
 
 // A shard that holds none of a task's documents says so in its report, and
@@ -259,7 +265,8 @@ TEST(CompareTest, ShardWithoutDocumentsSaysSoAndJoins) {
             0)
       << err;
   for (const char* f : {"report.md", "report.csv", "table.tex"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f), testing::ReadFileOrDie(dir + "/all/" + f))
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f),
+              testing::ReadFileOrDie(dir + "/all/" + f))
         << f;
   }
 }
@@ -273,14 +280,14 @@ TEST(CompareTest, RefusesToPairDifferentRequests) {
   s[0].requests_sha256["piqa"] = "aaaaaaaaaaaaaaaa";
   s[1].requests_sha256["piqa"] = "bbbbbbbbbbbbbbbb";
   auto rep = reports::BuildComparison(runs, s, {});
-  EXPECT_THAT(rep, testing::StatusIs(absl::StatusCode::kFailedPrecondition,
-                                     HasSubstr("refusing to pair")));
+  EXPECT_THAT(
+      rep, testing::StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("refusing to pair")));
   std::string out, err;
   // Temperatures are per model in compare: --focal DIR@t=T.
-  EXPECT_EQ(RunCli("compare --tasks piqa --focal-temperature 0.4 --out " +
-                       testing::MakeTempDir("bad"),
-                   &out, &err),
-            2);
+  EXPECT_EQ(
+      RunCli("compare --tasks piqa --focal-temperature 0.4 --out " + testing::MakeTempDir("bad"),
+             &out, &err),
+      2);
   EXPECT_EQ(RunCli("compare --tasks piqa --focal /x@t=zero --out " + testing::MakeTempDir("bad"),
                    &out, &err),
             1);

@@ -33,8 +33,8 @@ namespace fs = std::filesystem;
 
 // Starts focal-eval with `args` on stories260K in its own process group.
 pid_t Spawn(const std::string& args, const std::string& log) {
-  const std::string cmd = absl::StrCat("exec ", FOCAL_EVAL_BIN, " ", args, " >", log,
-                                       " 2>&1 </dev/null");
+  const std::string cmd =
+      absl::StrCat("exec ", FOCAL_EVAL_BIN, " ", args, " >", log, " 2>&1 </dev/null");
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
@@ -66,9 +66,9 @@ std::string Stable(const std::string& text) {
   std::string line, out;
   while (std::getline(in, line)) {
     bool vol = false;
-    for (const char* f : {"wall_seconds", "wallSeconds", "tokens_processed", "tokensProcessed",
-                          "tokens_per_second", "tokensPerSecond", "cached_requests",
-                          "cachedRequests"}) {
+    for (const char* f :
+         {"wall_seconds", "wallSeconds", "tokens_processed", "tokensProcessed", "tokens_per_second",
+          "tokensPerSecond", "cached_requests", "cachedRequests"}) {
       vol = vol || absl::StrContains(line, absl::StrCat("\"", f, "\""));
     }
     if (!vol) absl::StrAppend(&out, line, "\n");
@@ -175,8 +175,8 @@ TEST(FaultTest, TwoWritersOnOneOutputOneRefuses) {
   const std::string dir = testing::MakeTempDir("two");
   auto held = FileLock::Acquire(dir + "/r.json");  // as a running focal-eval holds it
   ASSERT_TRUE(held.ok()) << held.status();
-  const auto [code, secs] =
-      RunToEnd("run --tasks arc_easy --limit 5 --no-progress --out " + dir + "/r.json", dir + "/log");
+  const auto [code, secs] = RunToEnd(
+      "run --tasks arc_easy --limit 5 --no-progress --out " + dir + "/r.json", dir + "/log");
   EXPECT_EQ(code, 1);
   const std::string log = testing::ReadFileOrDie(dir + "/log");
   EXPECT_THAT(log, HasSubstr("in use by another focal-eval process"));
@@ -221,8 +221,10 @@ TEST(FaultTest, FullDiskAndReadOnlyOutputSayWhatAndKeepFinishedWork) {
     if (testing::InCi()) FAIL() << "cannot mount a tmpfs at " << mnt << " (CI runs as root)";
     GTEST_SKIP() << "needs root to mount a small tmpfs";
   }
-  const std::string args = "run --tasks arc_easy --limit 100 --batch-tokens 128 --no-progress "
-                           "--out " + mnt + "/r.json";
+  const std::string args =
+      "run --tasks arc_easy --limit 100 --batch-tokens 128 --no-progress "
+      "--out " +
+      mnt + "/r.json";
   // 12 KiB fills up while the resume log grows: a clear error, no results
   // file, and the requests already logged stay.
   const auto [full, s1] = RunToEnd(args, mnt + "/../full.log");

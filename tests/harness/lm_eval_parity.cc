@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/sha256.h"
 #include "harness/runner.h"
 #include "tasks/metric_registry.h"
 #include "tests/testing/test_util.h"
@@ -92,8 +92,7 @@ std::unique_ptr<LmEvalParity> LmEvalParity::Run(const ParityCase& c) {
   std::vector<engine::ModelDetails> details;
   const auto t0 = std::chrono::steady_clock::now();
   auto r = RunEvaluation(o, out, &details);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok() || details.size() != 1) return nullptr;
   std::printf("[ lm-eval ] %s, %zu tasks x %lld docs, %d-shot: %.1f s\n",
@@ -204,13 +203,16 @@ void LmEvalParity::EveryRequestMatches() const {
                       cont != JsonInts(*r.Find("continuation_tokens")))
               << "doc " << id << " request " << k << ": model_tokenizer ids equal lm-eval's";
         }
-        const int64_t lm_eval_total = static_cast<int64_t>(
-            r.Find("context_tokens")->array().size() + r.Find("continuation_tokens")->array().size());
-        EXPECT_EQ(r.Find("truncated")->integer(), std::max<int64_t>(0, lm_eval_total - max_length - 1));
+        const int64_t lm_eval_total =
+            static_cast<int64_t>(r.Find("context_tokens")->array().size() +
+                                 r.Find("continuation_tokens")->array().size());
+        EXPECT_EQ(r.Find("truncated")->integer(),
+                  std::max<int64_t>(0, lm_eval_total - max_length - 1));
         full.insert(full.end(), cont.begin(), cont.end());
         // lm-eval's context + continuation, left-truncated to max_length + 1,
         // the last token dropped.
-        const int64_t cut = std::max<int64_t>(0, static_cast<int64_t>(full.size()) - max_length - 1);
+        const int64_t cut =
+            std::max<int64_t>(0, static_cast<int64_t>(full.size()) - max_length - 1);
         truncated += cut > 0;
         ASSERT_LT(next, toks.size());
         const engine::TokenizedRequest& tr = toks[next++];
@@ -232,8 +234,7 @@ void LmEvalParity::EveryRequestMatches() const {
       if (const JsonValue* gold = g.Find("gold")) {
         EXPECT_EQ(o.Find("gold")->integer(), gold->integer()) << "doc " << id;
       } else {
-        EXPECT_EQ(Sha256Hex(o.Find("gold")->string_value()),
-                  g.Find("gold_sha256")->string_value())
+        EXPECT_EQ(Sha256Hex(o.Find("gold")->string_value()), g.Find("gold_sha256")->string_value())
             << "doc " << id;
       }
       const JsonValue* own_metrics = g.Find("model_tokenizer_metrics");
@@ -242,8 +243,8 @@ void LmEvalParity::EveryRequestMatches() const {
         const JsonValue* ov = o.Find("metrics")->Find(name);
         ASSERT_NE(ov, nullptr) << name;
         if (name == "perplexity") {  // lm-eval's per-doc value is the loglikelihood
-          const JsonValue& r0 = reqs[0].Find("model_tokenizer") ? *reqs[0].Find("model_tokenizer")
-                                                                : reqs[0];
+          const JsonValue& r0 =
+              reqs[0].Find("model_tokenizer") ? *reqs[0].Find("model_tokenizer") : reqs[0];
           EXPECT_LE(std::abs(ov->number() - value.number()),
                     LlTolerance(value.number(), r0.Find("continuation_tokens")->array().size()))
               << "doc " << id;

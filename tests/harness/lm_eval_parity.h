@@ -24,8 +24,8 @@
 namespace focal::harness {
 
 struct ParityCase {
-  std::string model;       // GGUF file or HF directory
-  std::string golden_dir;  // ends in '/'
+  std::string model;                                // GGUF file or HF directory
+  std::string golden_dir;                           // ends in '/'
   std::map<std::string, std::string> data;          // task -> file, as --data TASK=PATH
   std::map<std::string, std::string> fewshot_data;  // task -> file, as --fewshot-data
   std::vector<std::string> required;                // files that must exist

@@ -14,10 +14,11 @@
 // config has only a test split, so lm-eval draws from the evaluated file
 // itself, current document kept, which is what focal-eval does without
 // --fewshot-data for that task (its spec's fewshot_from_eval_split).
+#include "tests/harness/lm_eval_parity.h"
+
 #include <memory>
 
 #include "gtest/gtest.h"
-#include "tests/harness/lm_eval_parity.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::harness {

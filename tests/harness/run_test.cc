@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/json.h"
 #include "reports/merge.h"
 #include "reports/results_writer.h"
 #include "tests/testing/test_util.h"
@@ -22,9 +22,7 @@ using ::testing::Not;
 
 using Result = testing::CommandResult;
 
-Result RunCli(const std::string& args) {
-  return testing::RunOnStories260K(FOCAL_EVAL_BIN, args);
-}
+Result RunCli(const std::string& args) { return testing::RunOnStories260K(FOCAL_EVAL_BIN, args); }
 
 // Runs `common` as shards 0..n-1 of n into dir/s<i>.json; "" when every
 // shard succeeds, else the failing shard's stderr.
@@ -61,8 +59,8 @@ std::map<std::string, std::map<int64_t, std::vector<double>>> Samples(const std:
 
 TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
   const std::string dir = testing::MakeTempDir("res");
-  const std::string args = "run --tasks all --limit 6 --out " + dir + "/r.json --samples " + dir +
-                           "/s.jsonl";
+  const std::string args =
+      "run --tasks all --limit 6 --out " + dir + "/r.json --samples " + dir + "/s.jsonl";
   Result r = RunCli(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| arc_easy | 1 | 0 | acc_norm |"));
@@ -195,8 +193,8 @@ TEST(RunTest, MergeTakesLongContextShardsThatHoldNoSample) {
 // value (N/A, never "nan").
 TEST(RunTest, ShardWithoutDocumentsSaysSo) {
   const std::string dir = testing::MakeTempDir("shard_empty");
-  Result r = RunCli("run --tasks piqa --limit 1 --no-progress --shard 1/2 --out " + dir +
-                    "/s1.json");
+  Result r =
+      RunCli("run --tasks piqa --limit 1 --no-progress --shard 1/2 --out " + dir + "/s1.json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| piqa | 2 | 0 | acc | ↑ | N/A |"));
   EXPECT_THAT(r.out, HasSubstr("Note (piqa): no documents in this shard (1/2)"));
@@ -233,7 +231,8 @@ TEST(RunTest, MergeOfShardsEqualsTheUnshardedRun) {
   EXPECT_EQ(dup.code, 1);
   EXPECT_THAT(dup.err, HasSubstr("given twice"));
   ASSERT_EQ(RunCli("run --tasks piqa,boolq,lambada_openai --limit 8 --no-progress --shard 2/3 "
-                   "--out " + dir + "/other.json")
+                   "--out " +
+                   dir + "/other.json")
                 .code,
             0);
   Result foreign = RunCli("merge " + dir + "/s0.json " + dir + "/s1.json " + dir +
@@ -256,8 +255,8 @@ TEST(RunTest, MergeRefusesShardFilesThatCrashedIt) {
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : reports::RunResults();
   };
-  auto huge = reports::MergeShards(
-      {parse(R"({"config": {"shard_index": 0, "shard_count": 1000000000}})")});
+  auto huge =
+      reports::MergeShards({parse(R"({"config": {"shard_index": 0, "shard_count": 1000000000}})")});
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument) << huge.status();
   EXPECT_THAT(std::string(huge.status().message()), HasSubstr("shard 1/1000000000 is missing"));
   auto ambiguous = reports::MergeShards(
@@ -265,8 +264,7 @@ TEST(RunTest, MergeRefusesShardFilesThatCrashedIt) {
              R"({"task": "a", "num_docs": "1", "docs": [{"doc_index": "0"}]}, {"task": "b"}]}]})"),
        parse(R"({"config": {"shard_index": 1, "shard_count": 2}, "models": [{"tasks": [)"
              R"({"task": "a|b", "num_docs": "1", "docs": [{"doc_index": "1"}]}]}]})")});
-  EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kFailedPrecondition)
-      << ambiguous.status();
+  EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kFailedPrecondition) << ambiguous.status();
   EXPECT_THAT(std::string(ambiguous.status().message()), HasSubstr("different run"));
 }
 
@@ -280,8 +278,7 @@ TEST(RunTest, MergeRefusesShardsWithMetricsTheOthersLack) {
                      R"(, "shard_count": 2}, "models": [{"tasks": [{"task": "a", )",
                      R"("num_docs": "1", "docs": [{"doc_index": ")", index,
                      R"(", "context_length": ")", length, R"(", "values": [1]}], )",
-                     R"("metrics": [{"name": "acc", "context_length": ")", length,
-                     R"("}]}]}]})"),
+                     R"("metrics": [{"name": "acc", "context_length": ")", length, R"("}]}]}]})"),
         "shard.json");
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : reports::RunResults();
@@ -295,17 +292,22 @@ TEST(RunTest, MergeRefusesShardsWithMetricsTheOthersLack) {
 
 TEST(RunTest, ReportTablesAcrossModels) {
   const std::string dir = testing::MakeTempDir("report");
-  ASSERT_EQ(RunCli("run --tasks piqa,lambada_openai --limit 6 --no-progress --out " + dir +
-                   "/base.json").code, 0);
+  ASSERT_EQ(
+      RunCli("run --tasks piqa,lambada_openai --limit 6 --no-progress --out " + dir + "/base.json")
+          .code,
+      0);
   ASSERT_EQ(RunCli("run --tasks piqa,lambada_openai --limit 6 --no-progress "
-                   "--focal-temperature 0.4 --out " + dir + "/focal.json").code, 0);
+                   "--focal-temperature 0.4 --out " +
+                   dir + "/focal.json")
+                .code,
+            0);
   const std::string files = dir + "/base.json " + dir + "/focal.json";
   Result md = RunCli("report " + files + " --baseline 'stories260K base'");
   ASSERT_EQ(md.code, 0) << md.err;
   EXPECT_THAT(md.out, HasSubstr("| Task | Metric | stories260K base | stories260K focal(t=0.4, "
                                 "retrofit) |"));
   EXPECT_THAT(md.out, HasSubstr("| lambada_openai | perplexity |"));
-  EXPECT_THAT(md.out, HasSubstr("**"));  // the best of each row
+  EXPECT_THAT(md.out, HasSubstr("**"));                                // the best of each row
   EXPECT_THAT(md.out, ::testing::ContainsRegex("\\([+-][0-9.]+\\)"));  // deltas
   Result csv = RunCli("report " + files + " --format csv --out " + dir + "/t.csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
@@ -341,9 +343,9 @@ TEST(RunTest, UserTaskSpecNeedsNoCpp) {
     output_type: MULTIPLE_CHOICE
     doc_to_text: "Q: {{question}}\nA:"
     metrics: ["acc"])");
-  Result r = RunCli("run --task-specs " + dir + " --tasks mine --limit 4 --samples " + dir +
-                    "/s.jsonl --data arc_easy_qa=" +
-                    testing::SourcePath("datasets/samples/arc_easy.jsonl"));
+  Result r = RunCli(
+      "run --task-specs " + dir + " --tasks mine --limit 4 --samples " + dir +
+      "/s.jsonl --data arc_easy_qa=" + testing::SourcePath("datasets/samples/arc_easy.jsonl"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| arc_easy_qa | 1 | 0 | acc |"));
   EXPECT_THAT(testing::ReadFileOrDie(dir + "/s.jsonl"), HasSubstr("\"context\": \"Q: "));
@@ -369,9 +371,10 @@ TEST(RunTest, NewLongContextTaskIsOneTextproto) {
     generator_options { key: "num_queries" value: "2" }
     metrics: ["string_match_all"]
     exclude_from_all: true)");
-  Result r = RunCli("run --task-specs " + dir + " --tasks mine --lengths 1024 --limit 2 "
-                    "--allow-length-extrapolation --no-progress --out " + dir +
-                    "/r.json --samples " + dir + "/s.jsonl");
+  Result r = RunCli("run --task-specs " + dir +
+                    " --tasks mine --lengths 1024 --limit 2 "
+                    "--allow-length-extrapolation --no-progress --out " +
+                    dir + "/r.json --samples " + dir + "/s.jsonl");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("niah_two_of_six"));
   reports::RunResults res = Load(dir + "/r.json");
@@ -397,7 +400,8 @@ TEST(RunTest, NewLongContextTaskIsOneTextproto) {
   testing::WriteStringToFile(dir + "/bad.textproto", R"(
     name: "bad_gen" groups: ["bad"] output_type: GENERATE_UNTIL generator: "nope"
     metrics: ["string_match_all"] exclude_from_all: true)");
-  Result bad = RunCli("run --task-specs " + dir + " --tasks bad --lengths 1024 --limit 1 "
+  Result bad = RunCli("run --task-specs " + dir +
+                      " --tasks bad --lengths 1024 --limit 1 "
                       "--allow-length-extrapolation");
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.err, HasSubstr("task 'bad_gen': unknown generator 'nope' (known: "));
@@ -406,7 +410,8 @@ TEST(RunTest, NewLongContextTaskIsOneTextproto) {
     generator_options { key: "preset" value: "ruler_vt" }
     generator_options { key: "haystak" value: "essay" }
     metrics: ["string_match_all"] exclude_from_all: true)");
-  bad = RunCli("run --task-specs " + dir + " --tasks bad --lengths 1024 --limit 1 "
+  bad = RunCli("run --task-specs " + dir +
+               " --tasks bad --lengths 1024 --limit 1 "
                "--allow-length-extrapolation");
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.err, HasSubstr("unknown ruler generator option 'haystak'"));
@@ -415,9 +420,10 @@ TEST(RunTest, NewLongContextTaskIsOneTextproto) {
 TEST(RunTest, LongContextEndToEndAndResume) {
   const std::string dir = testing::MakeTempDir("long");
   // stories260K has 512 positions: 2048 needs (and records) extrapolation.
-  const std::string args = "run --tasks ruler_niah_single_2,ruler_qa_1,hotpotqa_long --lengths "
-                           "2048 --allow-length-extrapolation --limit 2 --no-progress --out " +
-                           dir + "/r.json --samples " + dir + "/s.jsonl";
+  const std::string args =
+      "run --tasks ruler_niah_single_2,ruler_qa_1,hotpotqa_long --lengths "
+      "2048 --allow-length-extrapolation --limit 2 --no-progress --out " +
+      dir + "/r.json --samples " + dir + "/s.jsonl";
   Result r = RunCli(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("long-context: lengths up to 2048 tokens need ~"));
@@ -479,7 +485,8 @@ TEST(RunTest, BuildingAheadChangesNothing) {
   for (int t = 0; t < a.tasks_size(); ++t) {
     ASSERT_EQ(b.tasks(t).metrics_size(), a.tasks(t).metrics_size());
     for (int k = 0; k < a.tasks(t).metrics_size(); ++k) {
-      EXPECT_EQ(b.tasks(t).metrics(k).SerializeAsString(), a.tasks(t).metrics(k).SerializeAsString())
+      EXPECT_EQ(b.tasks(t).metrics(k).SerializeAsString(),
+                a.tasks(t).metrics(k).SerializeAsString())
           << a.tasks(t).task();
     }
   }
@@ -515,7 +522,8 @@ TEST(RunTest, TwoCpuReplicasEqualOne) {
                       ".json --samples " + dir + "/" + device + ".jsonl");
     ASSERT_EQ(r.code, 0) << r.err;
   }
-  EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu.jsonl"), testing::ReadFileOrDie(dir + "/cpu.jsonl"));
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu.jsonl"),
+            testing::ReadFileOrDie(dir + "/cpu.jsonl"));
   EXPECT_EQ(Numbers(dir + "/cpu,cpu.json"), Numbers(dir + "/cpu.json"));
   EXPECT_EQ(Load(dir + "/cpu,cpu.json").models(0).backend(), "cpu");
   // Lists name devices; a CUDA device once.
@@ -548,12 +556,14 @@ TEST(RunTest, LongContextRefusals) {
   EXPECT_EQ(depth.code, 1);
   EXPECT_THAT(depth.err, HasSubstr("--gold-depth"));
   // Memory is checked before anything is built or run.
-  Result huge = RunCli("run --tasks ruler_niah_single_2 --lengths 4194304 "
-                       "--allow-length-extrapolation --gen-batch 64 --limit 1");
+  Result huge = RunCli(
+      "run --tasks ruler_niah_single_2 --lengths 4194304 "
+      "--allow-length-extrapolation --gen-batch 64 --limit 1");
   EXPECT_EQ(huge.code, 1);
   EXPECT_THAT(huge.err, HasSubstr("available on cpu: lower --lengths"));
-  Result missing = RunCli("run --tasks ruler_qa_1 --lengths 1024 --limit 1 --data-dir /no/data "
-                          "--allow-length-extrapolation");
+  Result missing = RunCli(
+      "run --tasks ruler_qa_1 --lengths 1024 --limit 1 --data-dir /no/data "
+      "--allow-length-extrapolation");
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.err, HasSubstr("/no/data"));
 }
@@ -569,19 +579,22 @@ TEST(RunTest, ProgressLinesOnANonTerminal) {
   EXPECT_THAT(r.err, HasSubstr("/80 requests (100.0%)"));
   EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no in-place rewriting in a log
   int every = 0;
-  for (size_t p = r.err.find("requests ("); p != std::string::npos; p = r.err.find("requests (", p + 1)) {
+  for (size_t p = r.err.find("requests ("); p != std::string::npos;
+       p = r.err.find("requests (", p + 1)) {
     ++every;
   }
   EXPECT_GT(every, 2);
   r = RunCli("run --tasks arc_easy --limit 20 --batch-tokens 128 --progress-interval 3600");
   ASSERT_EQ(r.code, 0) << r.err;
   int last_only = 0;
-  for (size_t p = r.err.find("requests ("); p != std::string::npos; p = r.err.find("requests (", p + 1)) {
+  for (size_t p = r.err.find("requests ("); p != std::string::npos;
+       p = r.err.find("requests (", p + 1)) {
     ++last_only;
   }
   EXPECT_EQ(last_only, 2);  // the first update, then the final line
-  r = RunCli("run --tasks ruler_vt --lengths 2048 --limit 2 --allow-length-extrapolation "
-             "--progress-interval 0");
+  r = RunCli(
+      "run --tasks ruler_vt --lengths 2048 --limit 2 --allow-length-extrapolation "
+      "--progress-interval 0");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("generating: 2/2 samples (100.0%)"));
   r = RunCli("run --tasks arc_easy --limit 5 --no-progress");
@@ -593,8 +606,8 @@ TEST(RunTest, ProgressLinesOnANonTerminal) {
 // and under the summary table; the others carry no note.
 TEST(RunTest, ResultsNameTheReaderAndItsCaveat) {
   const std::string dir = testing::MakeTempDir("note");
-  Result r = RunCli("run --tasks hellaswag,arc_easy --limit 3 --no-progress --out " + dir +
-                    "/r.json");
+  Result r =
+      RunCli("run --tasks hellaswag,arc_easy --limit 3 --no-progress --out " + dir + "/r.json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Note (hellaswag): llama.cpp's HellaSwag text layout keeps ctx_b"));
   EXPECT_EQ(r.out.find("Note (arc_easy)"), std::string::npos);
@@ -627,10 +640,11 @@ TEST(RunTest, BadInputsFailCleanlyAndWriteNothing) {
   Result missing = RunCli("run --tasks piqa --data piqa=/no/such/piqa.jsonl" + out);
   EXPECT_EQ(missing.code, 1);
   EXPECT_THAT(missing.err, HasSubstr("/no/such/piqa.jsonl"));
-  testing::WriteStringToFile(dir + "/bad.jsonl",
-                             testing::ReadFileOrDie(testing::SourcePath(
-                                 "datasets/samples/arc_easy.jsonl")).substr(0, 300) +
-                                 "\n{not json\n");
+  testing::WriteStringToFile(
+      dir + "/bad.jsonl",
+      testing::ReadFileOrDie(testing::SourcePath("datasets/samples/arc_easy.jsonl"))
+              .substr(0, 300) +
+          "\n{not json\n");
   Result bad = RunCli("run --tasks arc_easy --data arc_easy=" + dir + "/bad.jsonl" + out);
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.err, HasSubstr("bad.jsonl"));

@@ -80,9 +80,9 @@ TEST(ShardTest, SlurmTaskResubmittedAloneKeepsItsShard) {
 }
 
 TEST(ShardTest, SlurmArrayErrors) {
-  EXPECT_THAT(Parse("auto", {{"SLURM_ARRAY_TASK_ID", "0"}}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("SLURM_ARRAY_TASK_COUNT is not")));
+  EXPECT_THAT(
+      Parse("auto", {{"SLURM_ARRAY_TASK_ID", "0"}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("SLURM_ARRAY_TASK_COUNT is not")));
   EXPECT_THAT(Parse("auto", {{"SLURM_ARRAY_TASK_ID", "x"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("SLURM_ARRAY_TASK_ID='x' is not a non-negative integer")));

@@ -170,8 +170,8 @@ TEST_F(CpuBackendTest, GemmNTAvx2IsItsLaneSums) {
           const float a = k < K ? xs[t * K + k] : 0.0f, b = k < K ? ws[j * K + k] : 0.0f;
           lane[k % 8] = std::fma(a, b, lane[k % 8]);
         }
-        const float want =
-            ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+        const float want = ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+                           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
         ASSERT_EQ(std::memcmp(&out[t * N + j], &want, 4), 0)
             << "K=" << K << " t=" << t << " j=" << j << ": " << out[t * N + j] << " vs " << want;
       }
@@ -188,8 +188,8 @@ TEST_F(CpuBackendTest, GemmNTMatchesDoubleOnAwkwardShapes) {
         const int64_t T = 7;
         Buffer x = Random(T, K), w = Random(N, K);
         std::vector<float> out(T * N);
-        cpu::GemmNT({x.tensor().as<float>(), K}, {w.tensor().as<float>(), K}, {out.data(), N}, T,
-                    N, K, path);
+        cpu::GemmNT({x.tensor().as<float>(), K}, {w.tensor().as<float>(), K}, {out.data(), N}, T, N,
+                    K, path);
         for (int64_t t = 0; t < T; ++t) {
           for (int64_t j = 0; j < N; ++j) {
             double ref = 0, mag = 0;
@@ -226,13 +226,24 @@ TEST_F(CpuBackendTest, GemmSequentialRowsAreIndependentAndAccurate) {
         len[3] = J;
         std::vector<float> out(R * W);
         const cpu::ConstMat bm{bs, transposed ? J : W};
-        cpu::GemmSequential({.a = {as, J}, .b = bm, .b_transposed = transposed, .len = len.data(),
-                             .out = {out.data(), W}, .rows = R, .width = W, .depth = J},
+        cpu::GemmSequential({.a = {as, J},
+                             .b = bm,
+                             .b_transposed = transposed,
+                             .len = len.data(),
+                             .out = {out.data(), W},
+                             .rows = R,
+                             .width = W,
+                             .depth = J},
                             path);
         for (int64_t i = 0; i < R; ++i) {
           std::vector<float> alone(W);
-          cpu::GemmSequential({.a = {as + i * J, J}, .b = bm, .b_transposed = transposed,
-                               .len = &len[i], .out = {alone.data(), W}, .rows = 1, .width = W,
+          cpu::GemmSequential({.a = {as + i * J, J},
+                               .b = bm,
+                               .b_transposed = transposed,
+                               .len = &len[i],
+                               .out = {alone.data(), W},
+                               .rows = 1,
+                               .width = W,
                                .depth = J},
                               path);
           ASSERT_EQ(std::memcmp(alone.data(), out.data() + i * W, W * 4), 0)
@@ -279,7 +290,8 @@ TEST_F(CpuBackendTest, RopeRotatesHalves) {
       for (int i = 0; i < D / 2; ++i) {
         const double a = before[t * H * D + h * D + i], b = before[t * H * D + h * D + i + D / 2];
         const double ang = static_cast<float>(pos[t]) * inv[i];
-        EXPECT_NEAR(x.tensor().as<float>()[t * H * D + h * D + i], a * cos(ang) - b * sin(ang), 1e-5);
+        EXPECT_NEAR(x.tensor().as<float>()[t * H * D + h * D + i], a * cos(ang) - b * sin(ang),
+                    1e-5);
         EXPECT_NEAR(x.tensor().as<float>()[t * H * D + h * D + i + D / 2],
                     b * cos(ang) + a * sin(ang), 1e-5);
       }
@@ -300,14 +312,16 @@ std::vector<double> NaiveAttention(const float* q, const float* k, const float* 
       double mx = -1e300;
       for (int64_t j = 0; j < n; ++j) {
         double dot = 0;
-        for (int d = 0; d < D; ++d) dot += double{q[(i * H + h) * D + d]} * k[(j * Hkv + g) * D + d];
+        for (int d = 0; d < D; ++d)
+          dot += double{q[(i * H + h) * D + d]} * k[(j * Hkv + g) * D + d];
         s[j] = dot * scale[i];
         mx = std::max(mx, s[j]);
       }
       double sum = 0;
       for (double& e : s) sum += (e = std::exp(e - mx));
       for (int64_t j = 0; j < n; ++j) {
-        for (int d = 0; d < D; ++d) out[(i * H + h) * D + d] += s[j] / sum * v[(j * Hkv + g) * D + d];
+        for (int d = 0; d < D; ++d)
+          out[(i * H + h) * D + d] += s[j] / sum * v[(j * Hkv + g) * D + d];
       }
     }
   }
@@ -318,7 +332,9 @@ TEST_F(CpuBackendTest, AttentionMatchesNaiveWithCacheAndPerRowScale) {
   const int H = 6, Hkv = 2, D = 10;
   // Two sequences in one packed call: one fresh (past 0, 150 rows: crosses an
   // attention block), one continuing a cache (past 37, 5 rows).
-  struct S { int64_t past, rows; };
+  struct S {
+    int64_t past, rows;
+  };
   std::vector<S> ss = {{0, 150}, {37, 5}};
   const int64_t T = 155;
   Buffer q = Random(T, H * D), out = *be_.Allocate(DType::kF32, T, H * D);
@@ -342,7 +358,8 @@ TEST_F(CpuBackendTest, AttentionMatchesNaiveWithCacheAndPerRowScale) {
     auto ref = NaiveAttention(q.tensor().as<float>() + row * H * D, kc[i].tensor().as<float>(),
                               vc[i].tensor().as<float>(), ss[i].past, ss[i].rows, H, Hkv, D, sc);
     for (int64_t j = 0; j < ss[i].rows * H * D; ++j) {
-      ASSERT_NEAR(out.tensor().as<float>()[row * H * D + j], ref[j], 2e-6) << "seq " << i << " " << j;
+      ASSERT_NEAR(out.tensor().as<float>()[row * H * D + j], ref[j], 2e-6)
+          << "seq " << i << " " << j;
     }
     row += ss[i].rows;
   }
@@ -374,7 +391,8 @@ TEST_F(CpuBackendTest, AttentionRowIndependentOfChunkingBatchAndThreads) {
                   qb.tensor().as<float>() + lead * H * D);
       seqs.push_back({lead, rows, past, kc.tensor(), vc.tensor()});
       AttentionArgs a{qb.tensor(), seqs, absl::MakeConstSpan(scale).subspan(0, lead + rows),
-                      H, Hkv, D, ob.tensor()};
+                      H,           Hkv,  D,
+                      ob.tensor()};
       be.Attention(a);
       std::copy_n(ob.tensor().as<float>() + lead * H * D, rows * H * D,
                   result.data() + past * H * D);
@@ -417,7 +435,8 @@ TEST_F(CpuBackendTest, SwiGluAndAdd) {
   be_.SwiGlu(g.tensor(), u.tensor(), o.tensor());
   for (int i = 0; i < 15; ++i) {
     const double x = g.tensor().as<float>()[i];
-    EXPECT_NEAR(o.tensor().as<float>()[i], x / (1 + std::exp(-x)) * u.tensor().as<float>()[i], 1e-6);
+    EXPECT_NEAR(o.tensor().as<float>()[i], x / (1 + std::exp(-x)) * u.tensor().as<float>()[i],
+                1e-6);
   }
   std::vector<float> before(o.tensor().as<float>(), o.tensor().as<float>() + 15);
   be_.Add(g.tensor(), o.tensor());

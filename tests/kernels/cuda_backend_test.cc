@@ -157,8 +157,8 @@ TEST_P(CudaBackendTest, MatMulRowsIndependentOfTheBatchAcrossManyTiles) {
     gpu_->MatMul(xg.tensor().Rows(start, len), wg.tensor(), os.tensor());
     const std::vector<float> got = Get(*gpu_, os.tensor());
     ASSERT_EQ(std::memcmp(got.data(), want.data() + start * N, got.size() * sizeof(float)), 0)
-        << "rows [" << start << ", " << start + len << ") alone differ from the "
-        << T << "-row call";
+        << "rows [" << start << ", " << start + len << ") alone differ from the " << T
+        << "-row call";
   }
 }
 

@@ -56,12 +56,17 @@ std::string SrcPath(const std::string& rel) {
 }
 
 const char* const kModels[] = {
-    "tests/testdata/models/gqa_untied",         "tests/testdata/models/bf16_headdim_sharded",
-    "tests/testdata/models/f16_linear_rope",    "tests/testdata/models/focal_const_per_layer",
-    "tests/testdata/models/focal_learned_mean", "tests/testdata/models/focal_learned_token",
-    "tests/testdata/models/tied_theta_llama3",  "stories260K",
+    "tests/testdata/models/gqa_untied",
+    "tests/testdata/models/bf16_headdim_sharded",
+    "tests/testdata/models/f16_linear_rope",
+    "tests/testdata/models/focal_const_per_layer",
+    "tests/testdata/models/focal_learned_mean",
+    "tests/testdata/models/focal_learned_token",
+    "tests/testdata/models/tied_theta_llama3",
+    "stories260K",
     // Head dims 64 and 128: BF16 mode runs the tensor-core attention kernel.
-    "tests/testdata/models/headdim64_bf16",     "tests/testdata/models/headdim128_bf16",
+    "tests/testdata/models/headdim64_bf16",
+    "tests/testdata/models/headdim128_bf16",
 };
 
 // The CPU backend with HF-style BF16 numerics: weights rounded to BF16 and
@@ -360,8 +365,7 @@ TEST_F(CudaModelTest, ContinuingTheCacheMatchesOneShot) {
 }
 
 TEST_F(CudaModelTest, Stories260KGreedyMatchesCpuInFp32) {
-  auto cpu_m = Load("stories260K", cpu_),
-       gpu_m = Load("stories260K", *fp32_);
+  auto cpu_m = Load("stories260K", cpu_), gpu_m = Load("stories260K", *fp32_);
   ASSERT_TRUE(cpu_m && gpu_m);
   const int32_t bos = 1;
   auto want = cpu_m->transformer().Generate(absl::MakeConstSpan(&bos, 1), 100, {});

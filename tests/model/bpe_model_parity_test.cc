@@ -84,11 +84,12 @@ Golden ReadGolden(const std::string& path) {
 class BpeModelParityTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    golden_ = ReadGolden(testing::SourcePath("tests/testdata/golden/forward/" + GetParam() + ".txt"));
+    golden_ =
+        ReadGolden(testing::SourcePath("tests/testdata/golden/forward/" + GetParam() + ".txt"));
     ASSERT_EQ(golden_.texts.size(), kNumTexts);
     ASSERT_EQ(golden_.seqs.size(), kNumTexts);
-    auto m = LanguageModel::Load(testing::SourcePath("tests/testdata/models/" + GetParam()),
-                                 backend_);
+    auto m =
+        LanguageModel::Load(testing::SourcePath("tests/testdata/models/" + GetParam()), backend_);
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = *std::move(m);
     ASSERT_NE(model_->tokenizer(), nullptr);
@@ -161,8 +162,8 @@ TEST_P(BpeModelParityTest, LogprobsOfOurIdsMatchHf) {
     for (size_t i = 0; i < g.logprob.size(); ++i, ++n) {
       const double d = std::abs(out[s][i].logprob - g.logprob[i]);
       max_diff = std::max(max_diff, d);
-      EXPECT_LE(d, kTolerance) << "text " << s << " pos " << i + 1 << ": ours "
-                               << out[s][i].logprob << " HF " << g.logprob[i];
+      EXPECT_LE(d, kTolerance) << "text " << s << " pos " << i + 1 << ": ours " << out[s][i].logprob
+                               << " HF " << g.logprob[i];
       EXPECT_EQ(out[s][i].argmax, g.argmax[i]) << "text " << s << " pos " << i + 1;
     }
     EXPECT_EQ(out[s].back().argmax, g.final_argmax) << "text " << s << " final";

@@ -2,11 +2,10 @@
 // BpeTokenizer against HF `tokenizers` 0.22.1: the tiny tokenizers of
 // tests/testdata/tokenizer/ (trained by tests/reference/
 // make_tokenizer_reference.py) must give the goldens' ids for every line of
-// the project's corpus and of 300 random strings, with and without special tokens, and decode back to
-// the goldens' text; likewise SmolLM2's real tokenizer when
-// FOCAL_SMOLLM2_TOKENIZER_JSON names the file that script builds from the
-// GGUF. Also: the in-memory (GGUF-style) constructor, tokenizer_config.json,
-// lm-eval's _encode_pair through TokenizeRequest, and every refusal.
+// the project's corpus and of 300 random strings, with and without special tokens, and decode back
+// to the goldens' text; likewise SmolLM2's real tokenizer when FOCAL_SMOLLM2_TOKENIZER_JSON names
+// the file that script builds from the GGUF. Also: the in-memory (GGUF-style) constructor,
+// tokenizer_config.json, lm-eval's _encode_pair through TokenizeRequest, and every refusal.
 #include "model/bpe_tokenizer.h"
 
 #include <algorithm>
@@ -170,8 +169,8 @@ TEST(BpeFromPartsTest, MatchesHfTokenizers) {
     BpeTokenizerParts parts = PartsFromJson(TokDir(c.name) + "/tokenizer.json", c.kind);
     parts.sha256 = "parts";
     if (c.bos != nullptr) {
-      parts.bos_id = static_cast<int32_t>(
-          std::find(parts.vocab.begin(), parts.vocab.end(), c.bos) - parts.vocab.begin());
+      parts.bos_id = static_cast<int32_t>(std::find(parts.vocab.begin(), parts.vocab.end(), c.bos) -
+                                          parts.vocab.begin());
       parts.add_bos = true;
     }
     if (c.kind == BpePreTokenizerKind::kSentencePiece) parts.unk_id = 0;
@@ -298,13 +297,11 @@ TEST(BpeConfigTest, BosEosNamedByTokenizerConfig) {
   ASSERT_TRUE(ids.ok()) << ids.status();
   EXPECT_EQ(ids->front(), 1);
   // The config is part of the identity.
-  EXPECT_EQ((*tok)->sha256(),
-            Sha256Hex(testing::ReadFileOrDie(dir + "/tokenizer.json") + config));
+  EXPECT_EQ((*tok)->sha256(), Sha256Hex(testing::ReadFileOrDie(dir + "/tokenizer.json") + config));
 }
 
 TEST(BpeConfigTest, AddBosAndEosOverrideThePostProcessor) {
-  const std::string dir = DirWith(
-      "spm", R"({"add_bos_token": true, "add_eos_token": true,
+  const std::string dir = DirWith("spm", R"({"add_bos_token": true, "add_eos_token": true,
                  "bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>"})");
   auto tok = BpeTokenizer::Load(dir + "/tokenizer.json");
   ASSERT_TRUE(tok.ok()) << tok.status();
@@ -316,8 +313,8 @@ TEST(BpeConfigTest, AddBosAndEosOverrideThePostProcessor) {
   expected.push_back(2);
   EXPECT_EQ(*special, expected);
 
-  auto no_bos = BpeTokenizer::Load(DirWith("spm", R"({"add_bos_token": false})") +
-                                   "/tokenizer.json");
+  auto no_bos =
+      BpeTokenizer::Load(DirWith("spm", R"({"add_bos_token": false})") + "/tokenizer.json");
   ASSERT_TRUE(no_bos.ok()) << no_bos.status();
   EXPECT_THAT((*no_bos)->prefix_ids(), IsEmpty());
   EXPECT_EQ((*no_bos)->bos_id(), 1);  // still named by the template
@@ -325,10 +322,10 @@ TEST(BpeConfigTest, AddBosAndEosOverrideThePostProcessor) {
 
 TEST(BpeConfigTest, BadConfigNamesFileAndField) {
   std::string dir = DirWith("smollm", R"({"bos_token": "<nope>"})");
-  EXPECT_THAT(BpeTokenizer::Load(dir + "/tokenizer.json"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr(dir + "/tokenizer_config.json: bos_token"),
-                             HasSubstr("'<nope>'"))));
+  EXPECT_THAT(
+      BpeTokenizer::Load(dir + "/tokenizer.json"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr(dir + "/tokenizer_config.json: bos_token"), HasSubstr("'<nope>'"))));
   dir = DirWith("gpt2", R"({"add_bos_token": true})");
   EXPECT_THAT(BpeTokenizer::Load(dir + "/tokenizer.json"),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -376,14 +373,17 @@ TEST(BpePreTokenizerTest, Gpt2SplitKeepsLastSpaceForTheNextWord) {
 
 TEST(UnicodeTest, ClassesAndLossyUtf8) {
   EXPECT_EQ(ClassifyCodePoint('a'), CharClass::kLetter);
-  EXPECT_EQ(ClassifyCodePoint(0x65E5), CharClass::kLetter);   // 日
-  EXPECT_EQ(ClassifyCodePoint(0x0663), CharClass::kNumber);   // Arabic-Indic 3
-  EXPECT_EQ(ClassifyCodePoint(0x216B), CharClass::kNumber);   // Roman numeral 12
+  EXPECT_EQ(ClassifyCodePoint(0x65E5), CharClass::kLetter);  // 日
+  EXPECT_EQ(ClassifyCodePoint(0x0663), CharClass::kNumber);  // Arabic-Indic 3
+  EXPECT_EQ(ClassifyCodePoint(0x216B), CharClass::kNumber);  // Roman numeral 12
   EXPECT_EQ(ClassifyCodePoint(0x3000), CharClass::kWhitespace);
   EXPECT_EQ(ClassifyCodePoint(0x0085), CharClass::kWhitespace);
-  EXPECT_EQ(ClassifyCodePoint(0x0301), CharClass::kOther);    // combining acute
-  EXPECT_EQ(ClassifyCodePoint(0x1F600), CharClass::kOther);   // emoji
-  EXPECT_EQ(Utf8Lossy("a\xF0\x9F\x98" "b"), "a\xEF\xBF\xBD" "b");  // one per maximal prefix
+  EXPECT_EQ(ClassifyCodePoint(0x0301), CharClass::kOther);   // combining acute
+  EXPECT_EQ(ClassifyCodePoint(0x1F600), CharClass::kOther);  // emoji
+  EXPECT_EQ(Utf8Lossy("a\xF0\x9F\x98"
+                      "b"),
+            "a\xEF\xBF\xBD"
+            "b");  // one per maximal prefix
   EXPECT_EQ(Utf8Lossy("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // a surrogate
 }
@@ -398,9 +398,10 @@ struct BadCase {
 };
 
 std::string Minimal(const std::string& model_extra, const std::string& top_extra = "") {
-  return absl::StrCat(R"({"version": "1.0", )", top_extra,
-                      R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"])",
-                      model_extra, "}}");
+  return absl::StrCat(
+      R"({"version": "1.0", )", top_extra,
+      R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"])",
+      model_extra, "}}");
 }
 
 TEST(BpeTokenizerTest, MinimalFileLoads) {
@@ -441,70 +442,111 @@ TEST(BpeTokenizerTest, GeneratedIdsWithoutATokenGiveNoText) {
 TEST(BpeTokenizerTest, InvalidFilesAreRefusedByName) {
   const std::vector<BadCase> cases = {
       {"bad JSON", R"({"model": )", absl::StatusCode::kInvalidArgument, {":1:"}},
-      {"no model", R"({"version": "1.0"})", absl::StatusCode::kInvalidArgument,
+      {"no model",
+       R"({"version": "1.0"})",
+       absl::StatusCode::kInvalidArgument,
        {"model: is missing"}},
-      {"WordPiece", R"({"model": {"type": "WordPiece", "vocab": {}}})",
-       absl::StatusCode::kUnimplemented, {"model.type", "'WordPiece'"}},
-      {"Unigram", R"({"model": {"type": "Unigram", "vocab": []}})",
-       absl::StatusCode::kUnimplemented, {"model.type", "'Unigram'"}},
-      {"no type", R"({"model": {"vocab": {}}})", absl::StatusCode::kInvalidArgument,
+      {"WordPiece",
+       R"({"model": {"type": "WordPiece", "vocab": {}}})",
+       absl::StatusCode::kUnimplemented,
+       {"model.type", "'WordPiece'"}},
+      {"Unigram",
+       R"({"model": {"type": "Unigram", "vocab": []}})",
+       absl::StatusCode::kUnimplemented,
+       {"model.type", "'Unigram'"}},
+      {"no type",
+       R"({"model": {"vocab": {}}})",
+       absl::StatusCode::kInvalidArgument,
        {"model.type: is missing"}},
       {"merge of unknown token",
        R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a zz"]}})",
-       absl::StatusCode::kInvalidArgument, {"model.merges[0]", "'zz'", "not in model.vocab"}},
+       absl::StatusCode::kInvalidArgument,
+       {"model.merges[0]", "'zz'", "not in model.vocab"}},
       {"merge result unknown",
        R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": [["a", "b"]]}})",
-       absl::StatusCode::kInvalidArgument, {"model.merges[0]", "makes 'ab'"}},
+       absl::StatusCode::kInvalidArgument,
+       {"model.merges[0]", "makes 'ab'"}},
       {"malformed merge",
        R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b c"]}})",
-       absl::StatusCode::kInvalidArgument, {"model.merges[0]", "two tokens"}},
-      {"merge not a string", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]}})",
-       absl::StatusCode::kInvalidArgument, {"model.merges[0]"}},
-      {"no merges", R"({"model": {"type": "BPE", "vocab": {"a": 0}}})",
-       absl::StatusCode::kInvalidArgument, {"model.merges: is missing"}},
-      {"id not integer", R"({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}})",
-       absl::StatusCode::kInvalidArgument, {"model.vocab", "'a'"}},
-      {"shared id", R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}})",
-       absl::StatusCode::kInvalidArgument, {"model.vocab", "both have id 0"}},
-      {"dropout", Minimal(R"(, "dropout": 0.1)"), absl::StatusCode::kUnimplemented,
+       absl::StatusCode::kInvalidArgument,
+       {"model.merges[0]", "two tokens"}},
+      {"merge not a string",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]}})",
+       absl::StatusCode::kInvalidArgument,
+       {"model.merges[0]"}},
+      {"no merges",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0}}})",
+       absl::StatusCode::kInvalidArgument,
+       {"model.merges: is missing"}},
+      {"id not integer",
+       R"({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}})",
+       absl::StatusCode::kInvalidArgument,
+       {"model.vocab", "'a'"}},
+      {"shared id",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}})",
+       absl::StatusCode::kInvalidArgument,
+       {"model.vocab", "both have id 0"}},
+      {"dropout",
+       Minimal(R"(, "dropout": 0.1)"),
+       absl::StatusCode::kUnimplemented,
        {"model.dropout"}},
-      {"subword prefix", Minimal(R"(, "continuing_subword_prefix": "##")"),
-       absl::StatusCode::kUnimplemented, {"model.continuing_subword_prefix"}},
-      {"unk not in vocab", Minimal(R"(, "unk_token": "<unk>")"),
-       absl::StatusCode::kInvalidArgument, {"model.unk_token", "'<unk>'"}},
-      {"NFC", Minimal("", R"("normalizer": {"type": "NFC"}, )"),
-       absl::StatusCode::kUnimplemented, {"normalizer", "'NFC'"}},
+      {"subword prefix",
+       Minimal(R"(, "continuing_subword_prefix": "##")"),
+       absl::StatusCode::kUnimplemented,
+       {"model.continuing_subword_prefix"}},
+      {"unk not in vocab",
+       Minimal(R"(, "unk_token": "<unk>")"),
+       absl::StatusCode::kInvalidArgument,
+       {"model.unk_token", "'<unk>'"}},
+      {"NFC",
+       Minimal("", R"("normalizer": {"type": "NFC"}, )"),
+       absl::StatusCode::kUnimplemented,
+       {"normalizer", "'NFC'"}},
       {"regex Replace",
        Minimal("", R"("normalizer": {"type": "Sequence", "normalizers": [{"type": "Replace",
             "pattern": {"Regex": " +"}, "content": " "}]}, )"),
-       absl::StatusCode::kUnimplemented, {"normalizer.normalizers[0].pattern", "regex"}},
-      {"Whitespace", Minimal("", R"("pre_tokenizer": {"type": "Whitespace"}, )"),
-       absl::StatusCode::kUnimplemented, {"pre_tokenizer", "'Whitespace'"}},
+       absl::StatusCode::kUnimplemented,
+       {"normalizer.normalizers[0].pattern", "regex"}},
+      {"Whitespace",
+       Minimal("", R"("pre_tokenizer": {"type": "Whitespace"}, )"),
+       absl::StatusCode::kUnimplemented,
+       {"pre_tokenizer", "'Whitespace'"}},
       {"unknown Split regex",
        Minimal("", R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split",
             "pattern": {"Regex": "\\p{N}+"}, "behavior": "Isolated", "invert": false}]}, )"),
-           
-       absl::StatusCode::kUnimplemented, {"pre_tokenizer.pretokenizers[0].pattern", "\\p{N}+"}},
+
+       absl::StatusCode::kUnimplemented,
+       {"pre_tokenizer.pretokenizers[0].pattern", "\\p{N}+"}},
       {"bad behavior",
        Minimal("", R"("pre_tokenizer": {"type": "Split", "pattern": {"String": " "},
             "behavior": "Sideways", "invert": false}, )"),
-       absl::StatusCode::kInvalidArgument, {"pre_tokenizer.behavior", "'Sideways'"}},
-      {"WordPiece decoder", Minimal("", R"("decoder": {"type": "WordPiece"}, )"),
-       absl::StatusCode::kUnimplemented, {"decoder", "'WordPiece'"}},
-      {"Roberta", Minimal("", R"("post_processor": {"type": "RobertaProcessing"}, )"),
-       absl::StatusCode::kUnimplemented, {"post_processor", "'RobertaProcessing'"}},
+       absl::StatusCode::kInvalidArgument,
+       {"pre_tokenizer.behavior", "'Sideways'"}},
+      {"WordPiece decoder",
+       Minimal("", R"("decoder": {"type": "WordPiece"}, )"),
+       absl::StatusCode::kUnimplemented,
+       {"decoder", "'WordPiece'"}},
+      {"Roberta",
+       Minimal("", R"("post_processor": {"type": "RobertaProcessing"}, )"),
+       absl::StatusCode::kUnimplemented,
+       {"post_processor", "'RobertaProcessing'"}},
       {"single_word",
        Minimal("", R"("added_tokens": [{"id": 3, "content": "<x>", "single_word": true,
             "lstrip": false, "rstrip": false, "normalized": false, "special": true}], )"),
-       absl::StatusCode::kUnimplemented, {"added_tokens[0]", "single_word"}},
+       absl::StatusCode::kUnimplemented,
+       {"added_tokens[0]", "single_word"}},
       {"added id mismatch",
        Minimal("", R"("added_tokens": [{"id": 9, "content": "<x>", "special": true}], )"),
-       absl::StatusCode::kInvalidArgument, {"added_tokens[0]", "has id 9 but would get id 3"}},
+       absl::StatusCode::kInvalidArgument,
+       {"added_tokens[0]", "has id 9 but would get id 3"}},
       {"template without $A",
        Minimal("", R"("post_processor": {"type": "TemplateProcessing", "single": [],
             "special_tokens": {}}, )"),
-       absl::StatusCode::kInvalidArgument, {"post_processor.single", "$A"}},
-      {"version", R"({"version": "2.0", "model": {}})", absl::StatusCode::kUnimplemented,
+       absl::StatusCode::kInvalidArgument,
+       {"post_processor.single", "$A"}},
+      {"version",
+       R"({"version": "2.0", "model": {}})",
+       absl::StatusCode::kUnimplemented,
        {"version"}},
   };
   const std::string dir = testing::MakeTempDir("bpe_bad");
@@ -528,9 +570,10 @@ TEST(BpeTokenizerTest, InvalidFilesAreRefusedByName) {
 TEST(BpeTokenizerTest, FileThatIsNotUtf8IsRefused) {
   const std::string dir = testing::MakeTempDir("bpe_not_utf8");
   const std::string path = dir + "/tokenizer.json";
-  testing::WriteStringToFile(path, "{\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": "
-                                   "{\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"\xe2\": 1}, "
-                                   "\"merges\": []}}");
+  testing::WriteStringToFile(path,
+                             "{\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": "
+                             "{\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"\xe2\": 1}, "
+                             "\"merges\": []}}");
   EXPECT_THAT(BpeTokenizer::Load(path),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr(path), HasSubstr("not valid UTF-8"))));

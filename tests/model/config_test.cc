@@ -60,21 +60,32 @@ TEST(ConfigTest, FocalLearned) {
 }
 
 TEST(ConfigTest, BadFocalConfigsNameTheField) {
-  struct Case { const char* extra; const char* field; };
+  struct Case {
+    const char* extra;
+    const char* field;
+  };
   for (const Case& c : std::vector<Case>{
-           {R"(, "focal_attention": {"mode": "constant", "temperature": 0})", "focal_attention.temperature"},
-           {R"(, "focal_attention": {"mode": "constant", "temperature": -1})", "focal_attention.temperature"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": 0})",
+            "focal_attention.temperature"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": -1})",
+            "focal_attention.temperature"},
            {R"(, "focal_attention": {"mode": "constant"})", "focal_attention.temperature"},
-           {R"(, "focal_attention": {"mode": "constant", "temperature": [0.5]})", "focal_attention.temperature"},
-           {R"(, "focal_attention": {"mode": "constant", "temperature": "hot"})", "focal_attention.temperature"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": [0.5]})",
+            "focal_attention.temperature"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": "hot"})",
+            "focal_attention.temperature"},
            {R"(, "focal_attention": {"mode": "learned", "tau_min": 0})", "focal_attention.tau_min"},
            {R"(, "focal_attention": {"mode": "learned"})", "focal_attention.tau_min"},
-           {R"(, "focal_attention": {"mode": "learned", "tau_min": 5, "tau_max": 1})", "focal_attention.tau_max"},
-           {R"(, "focal_attention": {"mode": "learned", "tau_min": 5, "reduction": "max"})", "focal_attention.reduction"},
+           {R"(, "focal_attention": {"mode": "learned", "tau_min": 5, "tau_max": 1})",
+            "focal_attention.tau_max"},
+           {R"(, "focal_attention": {"mode": "learned", "tau_min": 5, "reduction": "max"})",
+            "focal_attention.reduction"},
            {R"(, "focal_attention": {"mode": "sharp"})", "focal_attention.mode"},
            {R"(, "focal_attention": {"temperature": 0.4})", "focal_attention.mode"},
-           {R"(, "focal_attention": {"mode": "constant", "temperature": 0.4, "tau_min": 1})", "focal_attention.tau_min"},
-           {R"(, "focal_attention": {"mode": "constant", "temperature": 0.4, "temp": 1})", "focal_attention.temp"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": 0.4, "tau_min": 1})",
+            "focal_attention.tau_min"},
+           {R"(, "focal_attention": {"mode": "constant", "temperature": 0.4, "temp": 1})",
+            "focal_attention.temp"},
        }) {
     EXPECT_THAT(Parse(c.extra), StatusIs(absl::StatusCode::kInvalidArgument,
                                          HasSubstr(std::string("'") + c.field + "'")))
@@ -104,12 +115,16 @@ TEST(ConfigTest, MissingAndBadFields) {
 // Numbers the float kernels cannot hold (1e400 parses as inf) would make
 // every score inf or NaN: each is refused by name.
 TEST(ConfigTest, NumbersOutsideFloatRangeNameTheField) {
-  struct Case { const char* extra; const char* field; const char* what; };
+  struct Case {
+    const char* extra;
+    const char* field;
+    const char* what;
+  };
   for (const Case& c : std::vector<Case>{
            {R"(, "rms_norm_eps": 1e39)", "rms_norm_eps", "float range"},
            {R"(, "rope_theta": 1e400)", "rope_theta", "float range"},
-           {R"(, "rope_scaling": {"rope_type": "linear", "factor": -1e400})",
-            "rope_scaling.factor", "float range"},
+           {R"(, "rope_scaling": {"rope_type": "linear", "factor": -1e400})", "rope_scaling.factor",
+            "float range"},
            {R"(, "rope_parameters": {"rope_type": "default", "rope_theta": 0.5})",
             "rope_parameters.rope_theta", "must be > 1"},
            {R"(, "focal_attention": {"mode": "constant", "temperature": 1e-300})",
@@ -117,10 +132,10 @@ TEST(ConfigTest, NumbersOutsideFloatRangeNameTheField) {
            {R"(, "focal_attention": {"mode": "learned", "tau_min": 1e-300})",
             "focal_attention.tau_min", "too small"},
        }) {
-    EXPECT_THAT(Parse(c.extra),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         ::testing::AllOf(HasSubstr(std::string("'") + c.field + "'"),
-                                          HasSubstr(c.what))))
+    EXPECT_THAT(
+        Parse(c.extra),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 ::testing::AllOf(HasSubstr(std::string("'") + c.field + "'"), HasSubstr(c.what))))
         << c.extra;
   }
   auto ok = Parse("");
@@ -176,9 +191,9 @@ TEST(ConfigTest, TransformersFiveLayout) {
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->rope_scaling.type, RopeScaling::Type::kNone);
   EXPECT_DOUBLE_EQ(d->rope_theta, 1e6);
-  EXPECT_THAT(Parse(R"(, "rope_parameters": {"rope_type": "dynamic", "factor": 2})"),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       HasSubstr("rope_parameters.rope_type 'dynamic'")));
+  EXPECT_THAT(
+      Parse(R"(, "rope_parameters": {"rope_type": "dynamic", "factor": 2})"),
+      StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("rope_parameters.rope_type 'dynamic'")));
 }
 
 TEST(ConfigTest, OverrideReplacesFocalSetting) {

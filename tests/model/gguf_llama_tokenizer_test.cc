@@ -71,7 +71,8 @@ GgufBuilder ProjectGguf(const std::string& variant) {
     std::vector<std::string> kept_tokens;
     std::vector<int32_t> kept_types;
     for (size_t i = 0; i < tokens.size(); ++i) {
-      if (tokens[i].rfind("<0x", 0) == 0 && std::stoi(tokens[i].substr(3, 2), nullptr, 16) >= 0x80) {
+      if (tokens[i].rfind("<0x", 0) == 0 &&
+          std::stoi(tokens[i].substr(3, 2), nullptr, 16) >= 0x80) {
         continue;
       }
       kept_tokens.push_back(tokens[i]);
@@ -133,8 +134,8 @@ class GgufLlamaTokenizerTest : public ::testing::Test {
     FOCAL_ASSERT_OK_AND_ASSIGN(auto merges,
                                MergesFromScores(data.tokens, data.scores, f.path(), "scores"));
     std::string joined;
-    for (const auto& [a, b] : merges) absl::StrAppend(&joined, a, std::string(1, '\0'), b,
-                                                      std::string(1, '\0'));
+    for (const auto& [a, b] : merges)
+      absl::StrAppend(&joined, a, std::string(1, '\0'), b, std::string(1, '\0'));
     EXPECT_EQ(static_cast<int64_t>(merges.size()), header.Find("merges")->integer());
     EXPECT_EQ(HexSha256(joined), header.Find("merges_sha256")->string_value());
   }
@@ -277,17 +278,17 @@ TEST_F(GgufLlamaTokenizerTest, BadMetadataIsRefusedByName) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("tokenizer.ggml.token_type[4] = 7"), HasSubstr("'b'"),
                              HasSubstr("0 to 6"))));
-  EXPECT_THAT(LoadBytes(Minimal(tokens, scores, {2, 3, 3, -1, 1, 1}).Build()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("tokenizer.ggml.token_type[3] = -1")));
+  EXPECT_THAT(
+      LoadBytes(Minimal(tokens, scores, {2, 3, 3, -1, 1, 1}).Build()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tokenizer.ggml.token_type[3] = -1")));
   EXPECT_THAT(LoadBytes(Minimal(tokens, scores, {2, 3}).Build()),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("'tokenizer.ggml.token_type' has 2 entries")));
   std::vector<float> nan = scores;
   nan[5] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_THAT(LoadBytes(Minimal(tokens, nan, types).Build()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("score 5 ('ab') is NaN"))));
+  EXPECT_THAT(
+      LoadBytes(Minimal(tokens, nan, types).Build()),
+      StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("score 5 ('ab') is NaN"))));
   std::vector<std::string> dup = tokens;
   dup[4] = "a";
   EXPECT_THAT(LoadBytes(Minimal(dup, scores, types).Build()),
@@ -364,8 +365,8 @@ TEST(MergesFromScoresTest, OrderIsTransformers) {
   const std::vector<float> scores = {0, 0, 0, -2, -2, -1, -2, -5};
   FOCAL_ASSERT_OK_AND_ASSIGN(auto merges, MergesFromScores(tokens, scores, "f", "scores"));
   using P = std::pair<std::string, std::string>;
-  EXPECT_THAT(merges, ElementsAre(P{"ab", "c"}, P{"a", "bc"}, P{"b", "c"}, P{"a", "b"},
-                                  P{"c", "a"}, P{"ca", "b"}, P{"c", "ab"}));
+  EXPECT_THAT(merges, ElementsAre(P{"ab", "c"}, P{"a", "bc"}, P{"b", "c"}, P{"a", "b"}, P{"c", "a"},
+                                  P{"ca", "b"}, P{"c", "ab"}));
   EXPECT_THAT(MergesFromScores(tokens, {0, 0}, "f", "scores"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("2 scores for 8 tokens")));
 }

@@ -1296,8 +1296,8 @@ TEST_F(GgufModelTest, SentencePieceTokenizerLoadsWithScores) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("tokenizer has 323 pieces but the GGUF's vocab size is 320")));
 
-  GgufBuilder with_scores = ConvertToGguf(
-      ModelPath("gqa_untied"), {.vocab_from_tokens = true, .llama_specials = true});
+  GgufBuilder with_scores =
+      ConvertToGguf(ModelPath("gqa_untied"), {.vocab_from_tokens = true, .llama_specials = true});
   with_scores.AddF32Array("tokenizer.ggml.scores", scores);
   const std::string path = WriteBytes(with_scores.Build());
   FOCAL_ASSERT_OK_AND_ASSIGN(auto m, Load(path, /*require_tokenizer=*/true));
@@ -1309,9 +1309,10 @@ TEST_F(GgufModelTest, SentencePieceTokenizerLoadsWithScores) {
   const std::string no_scores =
       WriteBytes(ConvertToGguf(ModelPath("gqa_untied"), {.vocab_from_tokens = true}).Build());
   for (bool require : {false, true}) {
-    EXPECT_THAT(Load(no_scores, require),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         AllOf(HasSubstr(no_scores), HasSubstr("tokenizer.ggml.scores is missing"))));
+    EXPECT_THAT(
+        Load(no_scores, require),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 AllOf(HasSubstr(no_scores), HasSubstr("tokenizer.ggml.scores is missing"))));
   }
   const std::string no_tok = WriteBytes(ConvertToGguf(ModelPath("gqa_untied")).Build());
   EXPECT_THAT(Load(no_tok, /*require_tokenizer=*/true),
@@ -1378,8 +1379,8 @@ TEST_F(GgufModelTest, TensorErrorsNameTheGgufTensor) {
     // it, and the real tensor silently dropped.
     GgufBuilder b = ConvertToGguf(hf);
     auto& ts = b.tensors();
-    const auto real = std::find_if(ts.begin(), ts.end(),
-                                   [](const auto& t) { return t.name == "blk.1.attn_norm.weight"; });
+    const auto real = std::find_if(
+        ts.begin(), ts.end(), [](const auto& t) { return t.name == "blk.1.attn_norm.weight"; });
     ASSERT_NE(real, ts.end());
     auto twin = *real;
     twin.name = "blk.01.attn_norm.weight";
@@ -1495,8 +1496,8 @@ TEST_F(GgufModelTest, SharedTinyRandomLlama2) {
   ASSERT_NE(with_tok->tokenizer(), nullptr);
   EXPECT_THAT(*with_tok->tokenizer()->Encode("Hello world!", true),
               ElementsAre(1, 15043, 3186, 29991));
-  const std::vector<testing::GoldenSequence> golden = testing::ReadGoldenLogprobs(
-      testing::GoldenPath("forward/gguf_tiny_random_llama2.txt"));
+  const std::vector<testing::GoldenSequence> golden =
+      testing::ReadGoldenLogprobs(testing::GoldenPath("forward/gguf_tiny_random_llama2.txt"));
   ASSERT_EQ(golden.size(), 3u);
   double max_diff = 0;
   for (const testing::GoldenSequence& g : golden) {

@@ -30,7 +30,7 @@ class InvariantsTest : public ::testing::Test {
   kernels::CpuBackend backend_{2};
 
   std::unique_ptr<LanguageModel> Load(const std::string& dir,
-                                   std::optional<double> t = std::nullopt) {
+                                      std::optional<double> t = std::nullopt) {
     LoadOptions o;
     o.require_tokenizer = false;
     o.focal_temperature = t;
@@ -134,11 +134,11 @@ TEST_F(InvariantsTest, PinnedLearnedTauEqualsBase) {
   for (const char* red : {"token", "sequence_mean"}) {
     testing::WriteStringToFile(
         dir + "/config.json",
-        absl::StrReplaceAll(cfg, {{"\"torch_dtype\"",
-                                   std::string("\"focal_attention\": {\"mode\": \"learned\", "
-                                               "\"tau_min\": 0.01, \"tau_max\": 1000, "
-                                               "\"reduction\": \"") +
-                                       red + "\"}, \"torch_dtype\""}}));
+        absl::StrReplaceAll(
+            cfg, {{"\"torch_dtype\"", std::string("\"focal_attention\": {\"mode\": \"learned\", "
+                                                  "\"tau_min\": 0.01, \"tau_max\": 1000, "
+                                                  "\"reduction\": \"") +
+                                          red + "\"}, \"torch_dtype\""}}));
     auto learned = Load(dir);
     auto base = Load(ModelDir("gqa_untied"));
     ASSERT_TRUE(learned && base);
@@ -176,8 +176,8 @@ void ExpectOneShotEqualsIncremental(InvariantsTest* t, LanguageModel& m) {
 }
 
 TEST_F(InvariantsTest, OneShotEqualsTokenByToken) {
-  for (const char* name : {"gqa_untied", "focal_const_per_layer", "focal_learned_token",
-                           "tied_theta_llama3"}) {
+  for (const char* name :
+       {"gqa_untied", "focal_const_per_layer", "focal_learned_token", "tied_theta_llama3"}) {
     SCOPED_TRACE(name);
     auto m = Load(ModelDir(name));
     ASSERT_TRUE(m);
@@ -186,8 +186,8 @@ TEST_F(InvariantsTest, OneShotEqualsTokenByToken) {
 }
 
 TEST_F(InvariantsTest, BatchInvarianceBitForBit) {
-  for (const char* name : {"gqa_untied", "focal_learned_token", "focal_learned_mean",
-                           "bf16_headdim_sharded"}) {
+  for (const char* name :
+       {"gqa_untied", "focal_learned_token", "focal_learned_mean", "bf16_headdim_sharded"}) {
     SCOPED_TRACE(name);
     auto m = Load(ModelDir(name));
     ASSERT_TRUE(m);

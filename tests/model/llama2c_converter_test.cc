@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <random>
 
+#include "base/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "base/sha256.h"
 #include "model/language_model.h"
 #include "tests/testing/test_util.h"
 
@@ -26,8 +26,8 @@ std::string Tok() { return testing::Stories260KDir() + "/tokenizer.model"; }
 std::string MakeBin(std::vector<float>* weights, bool shared = true) {
   const int32_t hdr[7] = {16, 24, 1, 4, 2, shared ? 512 : -512, 32};
   const int64_t C = 16, F = 24, V = 512, KV = 8, D = 4;
-  const int64_t n = V * C + C + C * C + 2 * KV * C + C * C + C + 3 * F * C + C + 32 * D +
-                    (shared ? 0 : V * C);
+  const int64_t n =
+      V * C + C + C * C + 2 * KV * C + C * C + C + 3 * F * C + C + 32 * D + (shared ? 0 : V * C);
   weights->resize(n);
   std::mt19937 rng(1);
   std::normal_distribution<float> d;
@@ -110,14 +110,12 @@ TEST(Llama2cConverterTest, Stories260KConversionIsPinned) {
   const std::string bin = testing::SharedPath("models/stories260K/stories260K.bin");
   FOCAL_REQUIRE_FILE(bin, "../shared beside the source tree");
   std::string out = testing::MakeTempDir("stories");
-  FOCAL_ASSERT_OK(
-      ConvertLlama2c(bin, testing::SharedPath("models/stories260K/tok512.model"), out));
+  FOCAL_ASSERT_OK(ConvertLlama2c(bin, testing::SharedPath("models/stories260K/tok512.model"), out));
   const std::pair<const char*, const char*> kFiles[] = {
       {"config.json", "dde6edfcfb0682e74cccffb5418f167d4700d3fbfb74d624e11d2ab71385408e"},
       {"model.safetensors", "407a7c581bdd66972383ce9ad24857713fb98786d06ea564a2fe9b34ebe77dfd"},
       {"tokenizer.model", "dfff07d929db979913f166ec94a6f5ecad4c70cfed8eb5c9cbe7e464455e46f5"},
-      {"tokenizer_config.json",
-       "c50a6def63179134dc24ddffc947c4e5c058620c92df2264920603663b74bceb"},
+      {"tokenizer_config.json", "c50a6def63179134dc24ddffc947c4e5c058620c92df2264920603663b74bceb"},
       {"special_tokens_map.json",
        "55e710664e4c3ec1cf8feb03fd446057d867d22dd075bed864fe7f008e6f58b8"},
   };

@@ -42,7 +42,7 @@ class ModelLoadingTest : public ::testing::Test {
   kernels::CpuBackend backend_{2};
 
   absl::StatusOr<std::unique_ptr<LanguageModel>> Load(const std::string& dir,
-                                                   bool require_tokenizer = false) {
+                                                      bool require_tokenizer = false) {
     LoadOptions o;
     o.require_tokenizer = require_tokenizer;
     return LanguageModel::Load(dir, backend_, o);
@@ -59,8 +59,8 @@ TEST_F(ModelLoadingTest, LoadsAndCountsParameters) {
   auto m = Load(testing::SourcePath(kGqa));
   ASSERT_TRUE(m.ok()) << m.status();
   const ModelConfig& c = (*m)->config();
-  const int64_t expect = 2 * 320 * 64 + 64 +
-                         2 * (2 * 64 + 64 * 64 * 2 + 2 * 32 * 64 + 3 * 172 * 64);
+  const int64_t expect =
+      2 * 320 * 64 + 64 + 2 * (2 * 64 + 64 * 64 * 2 + 2 * 32 * 64 + 3 * 172 * 64);
   EXPECT_EQ((*m)->weights().num_parameters, expect);
   EXPECT_EQ(c.Variant(), "base");
   EXPECT_EQ((*m)->weights().dtype, "F32");
@@ -142,10 +142,11 @@ TEST_F(ModelLoadingTest, MissingTensorNamed) {
   auto t = ReadF32(dir);
   t.erase("model.layers.1.self_attn.v_proj.weight");
   FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
-  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kNotFound,
-                                  AllOf(HasSubstr(dir + "/model.safetensors: checkpoint is missing"),
-                                        HasSubstr("missing tensor "
-                                                  "'model.layers.1.self_attn.v_proj.weight'"))));
+  EXPECT_THAT(Load(dir),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr(dir + "/model.safetensors: checkpoint is missing"),
+                             HasSubstr("missing tensor "
+                                       "'model.layers.1.self_attn.v_proj.weight'"))));
 }
 
 TEST_F(ModelLoadingTest, UnexpectedTensorNamed) {
@@ -158,8 +159,9 @@ TEST_F(ModelLoadingTest, UnexpectedTensorNamed) {
   t.erase("model.layers.0.extra.weight");
   t["model.layers.0.self_attn.focal_tau.weight"] = {{64}, std::vector<float>(64)};
   FOCAL_ASSERT_OK(WriteSafetensors(dir + "/model.safetensors", t));
-  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
-                                  AllOf(HasSubstr("focal_tau.weight"), HasSubstr("focal_attention"))));
+  EXPECT_THAT(Load(dir),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("focal_tau.weight"), HasSubstr("focal_attention"))));
 }
 
 TEST_F(ModelLoadingTest, MissingConfigField) {
@@ -215,7 +217,7 @@ TEST_F(ModelLoadingTest, RetrofitOfLearnedCheckpointIgnoresTau) {
   o.require_tokenizer = false;
   o.focal_temperature = 0.4;
   auto m = LanguageModel::Load(testing::SourcePath("tests/testdata/models/focal_learned_token"),
-                            backend_, o);
+                               backend_, o);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ((*m)->config().Variant(), "focal(t=0.4, retrofit)");
 }
@@ -228,8 +230,8 @@ TEST_F(ModelLoadingTest, MissingTokenizer) {
 TEST_F(ModelLoadingTest, CorruptTokenizer) {
   std::string dir = Copy();
   testing::WriteStringToFile(dir + "/tokenizer.model", "not a sentencepiece model");
-  EXPECT_THAT(Load(dir, true), StatusIs(absl::StatusCode::kInvalidArgument,
-                                        HasSubstr(dir + "/tokenizer.model")));
+  EXPECT_THAT(Load(dir, true),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(dir + "/tokenizer.model")));
 }
 
 TEST_F(ModelLoadingTest, NonExistentPathAndMissingConfig) {
@@ -239,10 +241,10 @@ TEST_F(ModelLoadingTest, NonExistentPathAndMissingConfig) {
   std::remove((dir + "/config.json").c_str());
   EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kNotFound, HasSubstr("config.json")));
   std::string empty = testing::MakeTempDir("empty");
-  testing::WriteStringToFile(empty + "/config.json", testing::ReadFileOrDie(
-                                                         testing::SourcePath(kGqa + "/config.json")));
-  EXPECT_THAT(Load(empty), StatusIs(absl::StatusCode::kNotFound,
-                                    HasSubstr("neither model.safetensors nor")));
+  testing::WriteStringToFile(empty + "/config.json",
+                             testing::ReadFileOrDie(testing::SourcePath(kGqa + "/config.json")));
+  EXPECT_THAT(Load(empty),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("neither model.safetensors nor")));
 }
 
 TEST_F(ModelLoadingTest, TruncatedWeightsFile) {

@@ -73,8 +73,9 @@ TEST_P(ReferenceParityTest, MatchesHfTransformers) {
 INSTANTIATE_TEST_SUITE_P(Models, ReferenceParityTest,
                          ::testing::Values("gqa_untied", "tied_theta_llama3",
                                            "bf16_headdim_sharded", "f16_linear_rope", "mistral",
-                                           "headdim64_bf16", "headdim128_bf16", "focal_const", "focal_const_per_layer",
-                                           "focal_learned_token", "focal_learned_mean"));
+                                           "headdim64_bf16", "headdim128_bf16", "focal_const",
+                                           "focal_const_per_layer", "focal_learned_token",
+                                           "focal_learned_mean"));
 
 TEST(ReferenceParityTest, BundledStories260K) {
   ExpectMatchesGolden(testing::Stories260KDir(),

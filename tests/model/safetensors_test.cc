@@ -48,8 +48,8 @@ TEST(SafetensorsTest, RoundTripsWriterOutput) {
 
 TEST(SafetensorsTest, TruncatedFile) {
   EXPECT_THAT(SafetensorsFile::Open(Write("abc")),
-              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("model.safetensors"),
-                                                          HasSubstr("truncated"))));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("model.safetensors"), HasSubstr("truncated"))));
 }
 
 TEST(SafetensorsTest, HeaderLengthPastEndOfFile) {
@@ -60,49 +60,52 @@ TEST(SafetensorsTest, HeaderLengthPastEndOfFile) {
 }
 
 TEST(SafetensorsTest, MalformedHeaderJson) {
-  EXPECT_THAT(SafetensorsFile::Open(Write(Raw(R"({"w": {"dtype": "F32",)", 0))),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("model.safetensors (header):1:"), HasSubstr("malformed JSON"))));
+  EXPECT_THAT(
+      SafetensorsFile::Open(Write(Raw(R"({"w": {"dtype": "F32",)", 0))),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("model.safetensors (header):1:"), HasSubstr("malformed JSON"))));
 }
 
 TEST(SafetensorsTest, OffsetsOutOfRange) {
-  EXPECT_THAT(
-      SafetensorsFile::Open(Write(Raw(
-          R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8))),
-      StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("tensor 'w'"),
-                                                  HasSubstr("run past the end of the data"))));
-  EXPECT_THAT(SafetensorsFile::Open(Write(Raw(
-                  R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}})", 8))),
+  EXPECT_THAT(SafetensorsFile::Open(Write(
+                  Raw(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8))),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("tensor 'w'"), HasSubstr("run past the end of the data"))));
+  EXPECT_THAT(SafetensorsFile::Open(Write(
+                  Raw(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}})", 8))),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("bad data_offsets")));
 }
 
 TEST(SafetensorsTest, OverlappingOffsets) {
-  EXPECT_THAT(
-      SafetensorsFile::Open(Write(Raw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+  EXPECT_THAT(SafetensorsFile::Open(
+                  Write(Raw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                                          "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
-                                      12))),
-      StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("tensor 'b'"), HasSubstr("overlaps tensor 'a'"))));
+                            12))),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("tensor 'b'"), HasSubstr("overlaps tensor 'a'"))));
 }
 
 TEST(SafetensorsTest, UnknownDtype) {
-  EXPECT_THAT(SafetensorsFile::Open(Write(Raw(
-                  R"({"w": {"dtype": "F42", "shape": [1], "data_offsets": [0, 4]}})", 4))),
+  EXPECT_THAT(SafetensorsFile::Open(Write(
+                  Raw(R"({"w": {"dtype": "F42", "shape": [1], "data_offsets": [0, 4]}})", 4))),
               StatusIs(absl::StatusCode::kDataLoss,
                        AllOf(HasSubstr("tensor 'w'"), HasSubstr("unknown dtype 'F42'"))));
 }
 
 TEST(SafetensorsTest, ShapeDisagreesWithByteRange) {
-  EXPECT_THAT(SafetensorsFile::Open(Write(Raw(
-                  R"({"w": {"dtype": "BF16", "shape": [3], "data_offsets": [0, 8]}})", 8))),
-              StatusIs(absl::StatusCode::kDataLoss, AllOf(HasSubstr("tensor 'w'"),
-                                                          HasSubstr("span 8 bytes"),
-                                                          HasSubstr("need 6"))));
+  EXPECT_THAT(
+      SafetensorsFile::Open(
+          Write(Raw(R"({"w": {"dtype": "BF16", "shape": [3], "data_offsets": [0, 8]}})", 8))),
+      StatusIs(absl::StatusCode::kDataLoss,
+               AllOf(HasSubstr("tensor 'w'"), HasSubstr("span 8 bytes"), HasSubstr("need 6"))));
   // A shape whose element count overflows must not wrap around.
-  EXPECT_THAT(SafetensorsFile::Open(Write(Raw(
-                  R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 16], "data_offsets": [0, 0]}})", 0))),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("overflows")));
-  EXPECT_THAT(SafetensorsFile::Open(Write(Raw(
-                  R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4))),
+  EXPECT_THAT(
+      SafetensorsFile::Open(Write(Raw(
+          R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 16], "data_offsets": [0, 0]}})",
+          0))),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("overflows")));
+  EXPECT_THAT(SafetensorsFile::Open(Write(
+                  Raw(R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4))),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("non-negative")));
 }
 
@@ -148,7 +151,8 @@ TEST(SafetensorsTest, ShardedIndexErrors) {
 }
 
 TEST(SafetensorsTest, ShardedCheckpointLoads) {
-  auto store = TensorStore::OpenDir(testing::SourcePath("tests/testdata/models/bf16_headdim_sharded"));
+  auto store =
+      TensorStore::OpenDir(testing::SourcePath("tests/testdata/models/bf16_headdim_sharded"));
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(store->files().size(), 2u);
   const TensorInfo* q = store->Find("model.layers.0.self_attn.q_proj.weight");

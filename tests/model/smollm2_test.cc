@@ -58,8 +58,7 @@ class SmolLm2Test : public ::testing::Test {
   }
   void SetUp() override {
     if (model_ != nullptr) return;
-    FOCAL_REQUIRE_FILE(ModelPath(),
-                       "scripts/fetch_default_model.sh, or set FOCAL_DEFAULT_MODEL");
+    FOCAL_REQUIRE_FILE(ModelPath(), "scripts/fetch_default_model.sh, or set FOCAL_DEFAULT_MODEL");
     FAIL() << "the default model exists but did not load: " << ModelPath();
   }
   static kernels::CpuBackend* backend_;

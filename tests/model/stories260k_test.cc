@@ -4,9 +4,9 @@
 // documentation gives.
 #include <sstream>
 
+#include "base/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/json.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/language_model.h"
 #include "tests/testing/test_util.h"

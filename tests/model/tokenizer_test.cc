@@ -3,7 +3,7 @@
 // errors, and the identity (kind, path, SHA-256) a loaded tokenizer reports.
 // What the sentencepiece tokenizer encodes is checked against HF in
 // stories260k_test, the BPE one in bpe_tokenizer_test.
-#include "model/tokenizer_loader.h"
+#include "model/tokenizer.h"
 
 #include <filesystem>
 #include <memory>
@@ -18,7 +18,7 @@
 #include "model/bpe_tokenizer.h"
 #include "model/language_model.h"
 #include "model/sentencepiece_tokenizer.h"
-#include "model/tokenizer.h"
+#include "model/tokenizer_loader.h"
 #include "tests/testing/test_util.h"
 
 namespace focal::model {
@@ -115,8 +115,8 @@ TEST(LoadTokenizerTest, NoTokenizerFileIsNotFound) {
 
 TEST(LoadTokenizerTest, CorruptTokenizerModelNamesTheFile) {
   const std::string dir = DirWithModelBytes("tok_corrupt", "not a sentencepiece model");
-  EXPECT_THAT(LoadTokenizer(dir), StatusIs(absl::StatusCode::kInvalidArgument,
-                                           HasSubstr(dir + "/tokenizer.model")));
+  EXPECT_THAT(LoadTokenizer(dir),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(dir + "/tokenizer.model")));
 }
 
 // Found by fuzzing (tests/fuzz/fuzz_sentencepiece): IdToPiece of an id
@@ -127,8 +127,12 @@ TEST(LoadTokenizerTest, SentencePieceIdToPieceOutsideTheVocabularyIsEmpty) {
   // <unk>, "a", "b"; trainer_spec bos_id = eos_id = -1; identity normalizer.
   const std::string model(
       "\x0a\x0e\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02"
-      "\x0a\x0a\x0a\x01" "a" "\x15\x00\x00\x80\xbf\x18\x01"
-      "\x0a\x0a\x0a\x01" "b" "\x15\x00\x00\x00\xc0\x18\x01"
+      "\x0a\x0a\x0a\x01"
+      "a"
+      "\x15\x00\x00\x80\xbf\x18\x01"
+      "\x0a\x0a\x0a\x01"
+      "b"
+      "\x15\x00\x00\x00\xc0\x18\x01"
       "\x12\x1c\x18\x01\x20\x03\xc8\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
       "\xd0\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
       "\x1a\x0a\x0a\x08identity",
@@ -154,10 +158,9 @@ TEST(LoadTokenizerTest, SentencePiecePieceWithNulByteIsAnError) {
       "\x1a\x0a\x0a\x08identity",
       40);
   const std::string dir = DirWithModelBytes("tok_spm_nul", model);
-  EXPECT_THAT(LoadTokenizer(dir),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr(dir + "/tokenizer.model"),
-                             HasSubstr("pieces[1] contains a NUL byte"))));
+  EXPECT_THAT(LoadTokenizer(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           AllOf(HasSubstr(dir + "/tokenizer.model"),
+                                                 HasSubstr("pieces[1] contains a NUL byte"))));
 }
 
 // require_tokenizer decides whether a tokenizer kind not supported yet stops

@@ -30,7 +30,8 @@ TEST(ComparisonGoldenTest, Markdown) {
   EXPECT_THAT(md, HasSubstr("| 1 | 1.9500 | 1.0000 |"));
   // Needle mass, layer 0: base 0.15, focal 0.35 (NIAH only).
   EXPECT_THAT(md, HasSubstr("| 0 | 0.1500 | 0.3500 |"));
-  EXPECT_THAT(md, HasSubstr("| ruler_niah_single_1@4096 | 8 | 2.4000 (0.1750) | 1.3500 (0.3750) |"));
+  EXPECT_THAT(md,
+              HasSubstr("| ruler_niah_single_1@4096 | 8 | 2.4000 (0.1750) | 1.3500 (0.3750) |"));
 }
 
 TEST(ComparisonGoldenTest, Csv) {

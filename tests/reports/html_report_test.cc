@@ -37,8 +37,9 @@ TEST(HtmlReportTest, SelfContainedWithChartsAndTable) {
   EXPECT_EQ(Count(html, "<svg "), 3) << "bars, RULER lines, HotpotQA lines";
   EXPECT_GE(Count(html, "<rect "), 2 * 3) << "a base and a focal bar per short-context row";
   EXPECT_EQ(Count(html, "<polyline "), 2 + 2 * 2) << "RULER: 2 models; HotpotQA: 2 x 2 lengths";
-  EXPECT_EQ(Count(html, "<polyline fill=\"none\" stroke=\"#0072b2\" stroke-width=\"2\" "
-                        "stroke-dasharray=\"6 4\" points=\"\""),
+  EXPECT_EQ(Count(html,
+                  "<polyline fill=\"none\" stroke=\"#0072b2\" stroke-width=\"2\" "
+                  "stroke-dasharray=\"6 4\" points=\"\""),
             0)
       << "no empty line";
   EXPECT_EQ(Count(html, "class=\"whisker\""), 3);
@@ -123,8 +124,11 @@ TEST(HtmlReportTest, RendersInHeadlessChromium) {
   ASSERT_TRUE(std::filesystem::exists(page)) << page;
   const std::string cmd = absl::StrCat(
       "timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run "
-      "--disable-extensions --user-data-dir=", dir, "/profile --enable-logging=stderr --v=0 "
-      "--screenshot=", png, " --window-size=1200,2000 file://", page, " >", log, " 2>&1");
+      "--disable-extensions --user-data-dir=",
+      dir,
+      "/profile --enable-logging=stderr --v=0 "
+      "--screenshot=",
+      png, " --window-size=1200,2000 file://", page, " >", log, " 2>&1");
   const int rc = std::system(cmd.c_str());
   const std::string out = testing::ReadFileOrDie(log);
   ASSERT_EQ(rc, 0) << "chromium failed:\n" << out;

@@ -21,7 +21,10 @@ std::vector<double> Outcomes(int both, int only_a, int only_b, int neither, bool
 }
 
 TEST(StatsTest, McNemarExactMatchesBinomialSum) {
-  struct Case { int b, c; double p; };
+  struct Case {
+    int b, c;
+    double p;
+  };
   for (const Case& k : {Case{3, 11, 0.057373046875}, Case{10, 10, 1.0}, Case{0, 6, 0.03125},
                         Case{40, 60, 0.05688793364098079}}) {
     auto a = Outcomes(5, k.b, k.c, 7, false), b = Outcomes(5, k.b, k.c, 7, true);

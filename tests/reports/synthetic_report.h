@@ -14,8 +14,8 @@
 namespace focal::reports {
 
 inline MetricComparison* AddRow(ComparisonReport* rep, const std::string& task,
-                         const std::string& metric, int64_t length, double base, double focal,
-                         double ci_low, double ci_high) {
+                                const std::string& metric, int64_t length, double base,
+                                double focal, double ci_low, double ci_high) {
   MetricComparison* r = rep->add_rows();
   r->set_task(task);
   r->set_metric(metric);

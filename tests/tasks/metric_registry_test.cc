@@ -70,21 +70,24 @@ TEST(MetricRegistryTest, PerDocumentFunctions) {
 
 TEST(MetricRegistryTest, SpecsNameOnlyMetricsOfTheirKind) {
   auto spec = ParseTaskSpec(R"(name: "g" output_type: MULTIPLE_CHOICE doc_to_text: "a"
-      metrics: ["string_match_all"])", "g");
+      metrics: ["string_match_all"])",
+                            "g");
   ASSERT_TRUE(spec.ok());
   EXPECT_THAT(Task::FromSpec(*spec),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("metric 'string_match_all' is not defined for MULTIPLE_CHOICE")));
-  spec = ParseTaskSpec(R"(name: "g" output_type: GENERATE_UNTIL metrics: ["string_match_all"])",
-                       "g");
+  spec =
+      ParseTaskSpec(R"(name: "g" output_type: GENERATE_UNTIL metrics: ["string_match_all"])", "g");
   ASSERT_TRUE(spec.ok());
   EXPECT_THAT(Task::FromSpec(*spec),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("generator is empty")));
   spec = ParseTaskSpec(R"(name: "g" output_type: GENERATE_UNTIL generator: "ruler"
-      metrics: ["acc"])", "g");
+      metrics: ["acc"])",
+                       "g");
   ASSERT_TRUE(spec.ok());
-  EXPECT_THAT(Task::FromSpec(*spec), StatusIs(absl::StatusCode::kInvalidArgument,
-                                              HasSubstr("'acc' is not defined for GENERATE_UNTIL")));
+  EXPECT_THAT(Task::FromSpec(*spec),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("'acc' is not defined for GENERATE_UNTIL")));
 }
 
 }  // namespace

@@ -86,8 +86,8 @@ TEST(RulerMetricsTest, MetricOfEachTask) {
     const Task* t = registry->Find(task);
     ASSERT_NE(t, nullptr) << task;
     const bool qa = task == "ruler_qa_1" || task == "ruler_qa_2";
-    EXPECT_THAT(t->spec().metrics(),
-                ElementsAre(qa ? "string_match_part" : "string_match_all")) << task;
+    EXPECT_THAT(t->spec().metrics(), ElementsAre(qa ? "string_match_part" : "string_match_all"))
+        << task;
   }
   const Golds golds = {"a1", "b2"};
   EXPECT_EQ(FindMetric("string_match_all")->generation("a1", golds), 0.5);

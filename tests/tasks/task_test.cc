@@ -128,10 +128,10 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   EXPECT_EQ(ruler.back(), "ruler_qa_2");
   EXPECT_EQ(reg->Groups().at("long_context").back(), "hotpotqa_long");
   // HELMET: its own groups (its data is not bundled, so not in long_context).
-  EXPECT_EQ(reg->Groups().at("helmet_icl"),
-            (std::vector<std::string>{"helmet_icl_trec_coarse", "helmet_icl_trec_fine",
-                                      "helmet_icl_banking77", "helmet_icl_clinc150",
-                                      "helmet_icl_nlu"}));
+  EXPECT_EQ(
+      reg->Groups().at("helmet_icl"),
+      (std::vector<std::string>{"helmet_icl_trec_coarse", "helmet_icl_trec_fine",
+                                "helmet_icl_banking77", "helmet_icl_clinc150", "helmet_icl_nlu"}));
   EXPECT_EQ(reg->Groups().at("helmet").size(), 7u);
   EXPECT_EQ(reg->Groups().at("helmet").back(), "helmet_rag_nq");
   auto c = reg->Resolve("commonsense");
@@ -143,7 +143,8 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   EXPECT_EQ((*mixed)[0]->name(), "piqa");
   EXPECT_THAT(reg->Resolve("hellaswg"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("did you mean 'hellaswag'")));
-  EXPECT_THAT(TaskRegistry::Load("/no/specs"), StatusIs(absl::StatusCode::kNotFound, HasSubstr("/no/specs")));
+  EXPECT_THAT(TaskRegistry::Load("/no/specs"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/no/specs")));
 }
 
 }  // namespace

@@ -23,7 +23,6 @@ class Stories260KEnvironment : public ::testing::Environment {
   }
 };
 
-const auto* const kRegistered =
-    ::testing::AddGlobalTestEnvironment(new Stories260KEnvironment);
+const auto* const kRegistered = ::testing::AddGlobalTestEnvironment(new Stories260KEnvironment);
 
 }  // namespace

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tests/testing/test_util.h"
 
-#include "base/asset_root.h"
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/asset_root.h"
 
 namespace focal::testing {
 namespace fs = std::filesystem;
@@ -191,8 +190,7 @@ CommandResult RunOnStories260K(const std::string& binary, const std::string& arg
 
 CommandResult RunCommand(const std::string& binary, const std::string& args) {
   static const std::string* dir = new std::string(MakeTempDir("cmd"));
-  const std::string cmd =
-      binary + " " + args + " >" + *dir + "/out 2>" + *dir + "/err </dev/null";
+  const std::string cmd = binary + " " + args + " >" + *dir + "/out 2>" + *dir + "/err </dev/null";
   const int st = std::system(cmd.c_str());
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, ReadFileOrDie(*dir + "/out"),
           ReadFileOrDie(*dir + "/err")};

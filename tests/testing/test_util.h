@@ -18,23 +18,23 @@
 
 namespace focal::testing {
 
-#define FOCAL_ASSERT_OK(expr)                              \
-  do {                                                     \
-    const ::absl::Status focal_s_ = (expr);                \
-    ASSERT_TRUE(focal_s_.ok()) << focal_s_.ToString();     \
+#define FOCAL_ASSERT_OK(expr)                          \
+  do {                                                 \
+    const ::absl::Status focal_s_ = (expr);            \
+    ASSERT_TRUE(focal_s_.ok()) << focal_s_.ToString(); \
   } while (0)
-#define FOCAL_EXPECT_OK(expr)                              \
-  do {                                                     \
-    const ::absl::Status focal_s_ = (expr);                \
-    EXPECT_TRUE(focal_s_.ok()) << focal_s_.ToString();     \
+#define FOCAL_EXPECT_OK(expr)                          \
+  do {                                                 \
+    const ::absl::Status focal_s_ = (expr);            \
+    EXPECT_TRUE(focal_s_.ok()) << focal_s_.ToString(); \
   } while (0)
-#define FOCAL_ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                   \
+#define FOCAL_ASSERT_OK_AND_ASSIGN(lhs, rexpr) \
   FOCAL_ASSERT_OK_AND_ASSIGN_IMPL_(FOCAL_TEST_CONCAT_(focal_so_, __LINE__), lhs, rexpr)
 #define FOCAL_TEST_CONCAT_INNER_(a, b) a##b
 #define FOCAL_TEST_CONCAT_(a, b) FOCAL_TEST_CONCAT_INNER_(a, b)
-#define FOCAL_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, rexpr)      \
-  auto tmp = (rexpr);                                          \
-  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();            \
+#define FOCAL_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, rexpr) \
+  auto tmp = (rexpr);                                     \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();       \
   lhs = std::move(tmp).value()
 
 // Matches an absl::Status (or the status of a StatusOr) with `code` and a
@@ -51,8 +51,8 @@ MATCHER_P2(StatusIs, code, msg, "") {
   return s.code() == code && ::testing::Matches(msg)(std::string(s.message()));
 }
 
-std::string SourcePath(const std::string& rel);      // under the source tree
-std::string SharedPath(const std::string& rel);      // under ../shared (may not exist)
+std::string SourcePath(const std::string& rel);  // under the source tree
+std::string SharedPath(const std::string& rel);  // under ../shared (may not exist)
 // Where scripts/fetch_default_model.sh puts the default model's GGUF
 // ($FOCAL_DEFAULT_MODEL overrides; may not exist).
 std::string DefaultModelGguf();
@@ -120,9 +120,9 @@ CommandResult RunOnStories260K(const std::string& binary, const std::string& arg
 // One sequence of a golden file written by tests/reference/make_reference.py.
 struct GoldenSequence {
   std::vector<int32_t> tokens;
-  std::vector<double> logprob;   // logprob[i-1] = log P(tokens[i] | tokens[<i])
-  std::vector<int32_t> argmax;   // argmax of the distribution before tokens[i]
-  int32_t final_argmax = -1;     // argmax after the last token
+  std::vector<double> logprob;  // logprob[i-1] = log P(tokens[i] | tokens[<i])
+  std::vector<int32_t> argmax;  // argmax of the distribution before tokens[i]
+  int32_t final_argmax = -1;    // argmax after the last token
 };
 std::vector<GoldenSequence> ReadGoldenLogprobs(const std::string& path);
 
