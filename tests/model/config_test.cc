@@ -179,6 +179,16 @@ TEST(ConfigTest, FingerprintFollowsEveryScoreAffectingField) {
   EXPECT_EQ(near->Variant(), base->Variant());
 }
 
+// The cache identity rests on Fingerprint() listing every field that can
+// change a number, and it lists them by hand. A new field changes these sizes:
+// add it to Fingerprint() (and to the test above) if it can change a score or
+// a generation, then update the sizes here. (x86-64 and aarch64 Linux.)
+TEST(ConfigTest, NewFieldsAreConsideredForTheFingerprint) {
+  EXPECT_EQ(sizeof(RopeScaling), 40u);
+  EXPECT_EQ(sizeof(FocalConfig), 64u);
+  EXPECT_EQ(sizeof(ModelConfig), 312u);
+}
+
 TEST(ConfigTest, TransformersFiveLayout) {
   auto c = Parse(R"(, "dtype": "bfloat16", "rope_parameters": {"rope_type": "llama3",
       "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
