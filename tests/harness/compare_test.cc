@@ -3,6 +3,7 @@
 // retrofit, and BuildComparison's refusal to pair different requests.
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -35,6 +36,14 @@ std::string RunShards(const std::string& common, const std::string& dir, int n) 
     }
   }
   return "";
+}
+
+// Each of `files` is byte-identical in directories `a` and `b`.
+void ExpectSameFiles(const std::string& a, const std::string& b,
+                     std::initializer_list<const char*> files) {
+  for (const char* f : files) {
+    EXPECT_EQ(testing::ReadFileOrDie(a + "/" + f), testing::ReadFileOrDie(b + "/" + f)) << f;
+  }
 }
 
 reports::ComparisonReport LoadReport(const std::string& path) {
@@ -205,11 +214,8 @@ TEST(CompareTest, TwoCpuReplicasEqualOne) {
               0)
         << err;
   }
-  for (const char* f : {"report.md", "report.csv", "report.html", "table.tex", "samples.jsonl"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(dir + "/cpu,cpu/" + f),
-              testing::ReadFileOrDie(dir + "/cpu/" + f))
-        << f;
-  }
+  ExpectSameFiles(dir + "/cpu,cpu", dir + "/cpu",
+                  {"report.md", "report.csv", "report.html", "table.tex", "samples.jsonl"});
 }
 
 // A sharded compare (three report directories, given out of order) joined
@@ -228,11 +234,8 @@ TEST(CompareTest, FromShardsEqualsTheUnshardedCompare) {
   // (The shards' --bootstrap 300 is taken from their reports.)
   ASSERT_EQ(RunCli("compare --from-shards " + shards + " --out " + dir + "/merged", &out, &err), 0)
       << err;
-  for (const char* f : {"report.md", "report.csv", "report.html", "table.tex"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f),
-              testing::ReadFileOrDie(dir + "/all/" + f))
-        << f;
-  }
+  ExpectSameFiles(dir + "/merged", dir + "/all",
+                  {"report.md", "report.csv", "report.html", "table.tex"});
   EXPECT_EQ(LoadReport(dir + "/merged/report.json").rows_size(),
             LoadReport(dir + "/all/report.json").rows_size());
   // A missing shard is named; a shard that is no compare output is refused.
@@ -264,11 +267,7 @@ TEST(CompareTest, ShardWithoutDocumentsSaysSoAndJoins) {
                    &out, &err),
             0)
       << err;
-  for (const char* f : {"report.md", "report.csv", "table.tex"}) {
-    EXPECT_EQ(testing::ReadFileOrDie(dir + "/merged/" + f),
-              testing::ReadFileOrDie(dir + "/all/" + f))
-        << f;
-  }
+  ExpectSameFiles(dir + "/merged", dir + "/all", {"report.md", "report.csv", "table.tex"});
 }
 
 TEST(CompareTest, RefusesToPairDifferentRequests) {
