@@ -10,7 +10,7 @@ SAN_TESTS=(json_test config_test safetensors_test gguf_test model_loading_test l
            readers_test task_test metrics_test scorer_test ruler_test hotpotqa_long_test
            ruler_metrics_test qa_metrics_test stats_test jsonl_log_test metric_registry_test
            json_writer_test bpe_tokenizer_test gguf_llama_tokenizer_test np_random_test
-           helmet_icl_test length_summary_test work_queue_test)
+           helmet_icl_test length_summary_test work_queue_test vector_math_test)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFOCAL_SANITIZE=ON -DFOCAL_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$JOBS" --target "${SAN_TESTS[@]}"
 for t in "${SAN_TESTS[@]}"; do

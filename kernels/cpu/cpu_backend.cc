@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/dtype.h"
 
 namespace focal::kernels {
@@ -321,12 +322,8 @@ void CpuBackend::SwiGlu(Tensor gate, Tensor up, Tensor out) {
   const float* g = F(gate);
   const float* u = F(up);
   float* o = F(out);
-  ParallelRange(gate.numel(), 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      float x = g[i];
-      o[i] = (x / (1.0f + std::exp(-x))) * u[i];  // silu(x) = x * sigmoid(x)
-    }
-  });
+  ParallelRange(gate.numel(), 1 << 14,
+                [&](int64_t b, int64_t e) { cpu::SiluMul(g + b, u + b, o + b, e - b); });
 }
 
 void CpuBackend::Add(Tensor x, Tensor inout) {
@@ -367,13 +364,9 @@ void CpuBackend::LogSoftmaxGather(Tensor logits, absl::Span<const int32_t> targe
   ParallelRange(R, 1, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const float* row = ls + r * V;
-      int32_t best = 0;
-      for (int64_t j = 1; j < V; ++j) {
-        if (row[j] > row[best]) best = static_cast<int32_t>(j);
-      }
+      const auto best = static_cast<int32_t>(cpu::FirstArgMax(row, V));
       const double mx = row[best];
-      double sum = 0;
-      for (int64_t j = 0; j < V; ++j) sum += std::exp(double{row[j]} - mx);
+      const double sum = cpu::SumExpShifted(row, V, mx);
       argmax[r] = best;
       FOCAL_CHECK(targets[r] >= 0 && targets[r] < V);
       logprob[r] = double{row[targets[r]]} - mx - std::log(sum);
