@@ -15,15 +15,19 @@ This counts those FLOPs exactly from the requests, without running a model:
      padded to the longest, every position through the body and the LM head;
      focal-eval (engine/scorer.cc): each distinct context once, then per distinct request the
      continuation but its last token, the LM head only on the rows that predict a continuation
-     token (the context's last row once per request that shares it).
+     token (the context's last row once per request that shares it), and contexts that begin
+     with the same 16 or more tokens computing that stem once per batch (plan_ours replays the
+     scorer's clusters, order and --batch-tokens batches).
 FLOPs per position p of a sequence (p keys before it): 2 x (body parameters) + 4 x d x (p + 1) per
 layer for causal attention; the LM head is 2 x d x vocab per position that goes through it.
 
 Prints one row per task with both tools' positions and GFLOPs and their ratio. The focal-eval
 positions equal the tokens_processed focal-eval reports (checked on both LAMBADA splits, 832,595,
-and on 300 documents of ARC-Easy and PIQA).
+before stems; with stems on 300 documents of ARC-Easy, PIQA, BoolQ and HellaSwag: 12,403, 17,316,
+44,078 and 23,556).
 Needs a python with lm-eval (tests/reference/README.md: /tmp/lmeval-venv) and ../shared/data.
 Usage: python bench/flop_budget.py [--model GGUF] [--tasks T,...] [--limit N] [--batch-size B]
+       [--batch-tokens N] [--min-stem N]
 """
 import argparse
 import os
@@ -76,7 +80,67 @@ def seq_flops(start, end, shape):
     return 2 * body * n + 4 * d * keys * layers
 
 
-def count(reqs, shape, batch_size):
+def plan_ours(reqs, shape, batch_tokens, min_stem):
+    """Positions and FLOPs of focal-eval's scorer (engine/scorer.cc ScoreRequests) on reqs.
+
+    Each distinct context once, its last row scoring every continuation's first token; then,
+    per distinct request, the continuation but its last token; one LM-head row per continuation
+    token. Contexts that begin with the same >= min_stem tokens form a cluster (sorted order; a
+    context joins while n * l > (n - 1) * stem) whose stem runs once per batch; clusters are
+    ordered by their longest request, cut into batches of whole groups within batch_tokens.
+    """
+    _, d, _, vocab = shape
+    head = 2 * d * vocab
+    groups = {}  # context -> its distinct continuations, first seen first
+    for c, k in reqs:
+        ks = groups.setdefault(tuple(c), [])
+        if tuple(k) not in ks:
+            ks.append(tuple(k))
+    clusters, members, stem = [], [], 0
+    for p in sorted(groups):
+        if members and min_stem > 0:
+            most, first = min(stem, len(p) - 1), members[0]
+            l = 0
+            while l < most and first[l] == p[l]:
+                l += 1
+            if l >= min_stem and len(members) * l > (len(members) - 1) * stem:
+                members.append(p)
+                stem = l
+                continue
+        if members:
+            clusters.append((members, stem if len(members) > 1 else 0))
+        members, stem = [p], len(p) - 1
+    if members:
+        clusters.append((members, stem if len(members) > 1 else 0))
+
+    def length(p):  # the scorer's sort key: the context + its first continuation's feed
+        return len(p) + len(groups[p][0]) - 1
+
+    order = []  # (context, stem, cluster id), clusters by their longest member
+    for cid, (ms, st) in sorted(enumerate(clusters), key=lambda e: -max(length(p) for p in e[1][0])):
+        order += [(p, st, cid) for p in sorted(ms, key=lambda p: -length(p))]
+    pos = flops = 0
+    budget, prev = None, None
+    for p, st, cid in order:
+        tokens = len(p) - st + sum(len(k) - 1 for k in groups[p])
+        new_stem = st > 0 and (budget is None or prev != cid)
+        cost = tokens + (st if new_stem else 0)
+        if budget is not None and budget + cost > batch_tokens:
+            budget = None  # a new batch: its first group brings its stem
+            new_stem = st > 0
+            cost = tokens + (st if new_stem else 0)
+        budget = cost if budget is None else budget + cost
+        prev = cid
+        pos += cost
+        if new_stem:
+            flops += seq_flops(0, st, shape)
+        flops += seq_flops(st, len(p), shape)
+        for k in groups[p]:
+            flops += seq_flops(len(p), len(p) + len(k) - 1, shape) + len(k) * head
+    return pos, flops
+
+
+def count(reqs, shape, batch_size, ours_batch_tokens=4096, min_stem=16):
     _, d, _, vocab = shape
     head = 2 * d * vocab
     # lm-eval: one forward per distinct context + continuation[:-1], padded batches.
@@ -87,14 +151,8 @@ def count(reqs, shape, batch_size):
         width = len(batch[0])  # the longest comes first
         lm_pos += width * len(batch)
         lm_flops += len(batch) * (seq_flops(0, width, shape) + width * head)
-    # focal-eval: each distinct context once; then, per distinct request, the continuation but
-    # its last token; one LM-head row per continuation token.
-    prefixes = {tuple(c) for c, _ in reqs}
-    ours_pos = sum(len(p) for p in prefixes)
-    ours_flops = sum(seq_flops(0, len(p), shape) for p in prefixes)
-    for c, k in {(tuple(c), tuple(k)) for c, k in reqs}:
-        ours_pos += len(k) - 1
-        ours_flops += seq_flops(len(c), len(c) + len(k) - 1, shape) + len(k) * head
+    # focal-eval: its scorer's plan (engine/scorer.cc), replayed.
+    ours_pos, ours_flops = plan_ours(reqs, shape, ours_batch_tokens, min_stem)
     return len(inputs), lm_pos, lm_flops, ours_pos, ours_flops
 
 
@@ -104,6 +162,9 @@ def main():
     ap.add_argument("--tasks", default=",".join(ref.TASKS))
     ap.add_argument("--limit", type=int, default=0, help="documents per task (0: full splits)")
     ap.add_argument("--batch-size", type=int, default=32, help="lm-eval's batch size")
+    ap.add_argument("--batch-tokens", type=int, default=4096, help="focal-eval's --batch-tokens")
+    ap.add_argument("--min-stem", type=int, default=16,
+                    help="focal-eval's shared-stem threshold (ScorerOptions::min_stem_tokens; 0: off)")
     ap.add_argument("--shared-data", default=os.path.join(os.path.dirname(REPO), "shared", "data"))
     a = ap.parse_args()
     tasks = a.tasks.split(",")
@@ -127,7 +188,7 @@ def main():
     tot = [0, 0]
     for t in tasks:
         reqs = [encode_pair(tok, c, k, None) for task, _, c, k in rec.requests if task == t]
-        n, lm_pos, lm_f, ours_pos, ours_f = count(reqs, shape, a.batch_size)
+        n, lm_pos, lm_f, ours_pos, ours_f = count(reqs, shape, a.batch_size, a.batch_tokens, a.min_stem)
         tot[0] += lm_f
         tot[1] += ours_f
         print(f"| {t} | {len(reqs)} | {n} | {lm_pos:,} | {ours_pos:,} | {lm_f / 1e9:,.0f} | "

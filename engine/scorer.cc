@@ -54,6 +54,67 @@ void Accumulate(const model::TokenScore& s, int32_t target, tasks::Loglikelihood
   res.is_greedy = res.is_greedy && s.argmax == target;
 }
 
+// A distinct request still to compute (owners: every request that is it).
+struct Unit {
+  std::vector<int32_t> feed;            // what follows the prefix: continuation[:-1]
+  const std::vector<int32_t>* targets;  // the continuation
+  std::string key;
+  std::vector<int64_t> owners;             // indices into `requests`
+  std::vector<int64_t> feed_rows;          // rows of `feed` that are scored
+  absl::Span<const int32_t> feed_targets;  // and the tokens they predict
+};
+// The distinct requests that share one context (their prefix).
+struct Group {
+  std::vector<int32_t> prefix;
+  std::vector<Unit> units;
+  std::vector<int64_t> rows;    // the prefix's last row (past the stem), once per unit
+  std::vector<int32_t> firsts;  // each unit's first target
+  int64_t stem = 0;             // leading prefix tokens computed once for its cluster
+  size_t cluster = 0;           // groups of a cluster share the stem; adjacent in `order`
+  int64_t tokens = 0;           // prefix past the stem, plus every unit's feed
+};
+
+// Clusters: groups whose prefixes begin with the same stem of at least
+// `min_stem` tokens (BoolQ's questions on one passage, HellaSwag's repeated
+// captions, a few-shot block) compute it once per chunk, and each prefix
+// continues from a copy of its cache. Scores are unchanged: a row's
+// arithmetic does not depend on how its sequence is cut. Sets each group's
+// stem; every group lands in one cluster.
+std::vector<std::vector<Group*>> ClusterByStem(std::map<std::vector<int32_t>, Group>& groups,
+                                               int64_t min_stem) {
+  std::vector<std::vector<Group*>> clusters;
+  std::vector<Group*> members;
+  int64_t stem = 0;
+  auto close = [&] {
+    // Every member keeps at least its last prefix token to compute: its
+    // row scores the continuations' first tokens.
+    for (Group* g : members) g->stem = members.size() > 1 ? stem : 0;
+    if (!members.empty()) clusters.push_back(std::move(members));
+    members.clear();
+  };
+  // The map's order is lexicographic, so prefixes that begin alike sit
+  // together; a group joins while that does not lose shared tokens.
+  for (auto& [p, g] : groups) {
+    if (!members.empty() && min_stem > 0) {
+      const std::vector<int32_t>& head = members.front()->prefix;
+      int64_t l = 0;
+      const int64_t most = std::min<int64_t>(stem, static_cast<int64_t>(p.size()) - 1);
+      while (l < most && head[l] == p[l]) ++l;
+      const auto n = static_cast<int64_t>(members.size());
+      if (l >= min_stem && n * l > (n - 1) * stem) {
+        stem = l;
+        members.push_back(&g);
+        continue;
+      }
+    }
+    close();
+    members.push_back(&g);
+    stem = static_cast<int64_t>(p.size()) - 1;
+  }
+  close();
+  return clusters;
+}
+
 }  // namespace
 
 std::string TokenizedRequest::Key() const {
@@ -184,26 +245,11 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   std::vector<tasks::LoglikelihoodResult> results(total);
   // Distinct requests still to compute, grouped by their shared prefix: the
   // whole context, so that its last row, which predicts the first token of
-  // every continuation sharing it, runs once.
-  struct Unit {
-    std::vector<int32_t> feed;            // what follows the prefix: continuation[:-1]
-    const std::vector<int32_t>* targets;  // the continuation
-    std::string key;
-    std::vector<int64_t> owners;             // indices into `requests`
-    std::vector<int64_t> feed_rows;          // rows of `feed` that are scored
-    absl::Span<const int32_t> feed_targets;  // and the tokens they predict
-  };
+  // every continuation sharing it, runs once (Unit, Group above).
   // Learned sequence_mean models score each request in one forward call over
   // its whole input (an empty shared prefix): their tau is a mean over the
   // sequence, so a context scored apart would see another tau.
   const bool whole = tf.config().focal.NeedsWholeSequence();
-  struct Group {
-    std::vector<int32_t> prefix;
-    std::vector<Unit> units;
-    std::vector<int64_t> rows;    // the prefix's last row, once per unit
-    std::vector<int32_t> firsts;  // each unit's first target
-    int64_t tokens = 0;
-  };
   std::map<std::vector<int32_t>, Group> groups;
   // Whole-sequence requests share nothing: one group each, so that the token
   // budget still cuts them into chunks and the resume log fills as they end.
@@ -253,51 +299,99 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
     g.units.push_back(std::move(u));
     unit_of_key[key] = {&g, g.units.size() - 1};
   }
-  // Longest first (lm-eval's order): the biggest batch comes first, so a
-  // memory problem shows at once and the ETA errs on the safe side.
-  std::vector<Group*> order;
-  for (auto& [p, g] : groups) order.push_back(&g);
-  for (Group& g : solo) order.push_back(&g);
-  for (Group* g : order) {
-    g->tokens = static_cast<int64_t>(g->prefix.size());
-    for (const Unit& u : g->units) g->tokens += static_cast<int64_t>(u.feed.size());
+  std::vector<std::vector<Group*>> clusters = ClusterByStem(groups, options.min_stem_tokens);
+  for (Group& g : solo) clusters.push_back({&g});
+  for (auto& members : clusters) {
+    for (Group* g : members) {
+      g->cluster = static_cast<size_t>(&members - clusters.data());
+      for (int64_t& r : g->rows) r -= g->stem;
+      g->tokens = static_cast<int64_t>(g->prefix.size()) - g->stem;
+      for (const Unit& u : g->units) g->tokens += static_cast<int64_t>(u.feed.size());
+    }
   }
-  std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
-    return a->prefix.size() + a->units[0].feed.size() > b->prefix.size() + b->units[0].feed.size();
+  // Longest first (lm-eval's order): the biggest batch comes first, so a
+  // memory problem shows at once and the ETA errs on the safe side. A
+  // cluster goes where its longest request would, its groups together.
+  auto length = [](const Group* g) { return g->prefix.size() + g->units[0].feed.size(); };
+  for (auto& members : clusters) {
+    std::stable_sort(members.begin(), members.end(),
+                     [&](const Group* a, const Group* b) { return length(a) > length(b); });
+  }
+  std::vector<std::vector<Group*>*> by_length;
+  for (auto& members : clusters) by_length.push_back(&members);
+  std::stable_sort(by_length.begin(), by_length.end(), [&](const auto* a, const auto* b) {
+    return length(a->front()) > length(b->front());
   });
+  std::vector<Group*> order;
+  for (const auto* members : by_length) order.insert(order.end(), members->begin(), members->end());
+  // A group's stem is computed in a chunk unless the group before it in the
+  // chunk has the same one.
+  auto new_stem = [&order](size_t g, size_t first) {
+    return order[g]->stem > 0 && (g == first || order[g - 1]->cluster != order[g]->cluster);
+  };
   // Chunks of whole groups within the token budget (at least one group),
   // fixed before any runs: which replica computes a chunk changes nothing.
-  std::vector<std::pair<size_t, size_t>> chunks;
+  struct Chunk {
+    size_t begin, end;
+    int64_t tokens;
+  };
+  std::vector<Chunk> chunks;
   for (size_t gi = 0; gi < order.size();) {
     size_t gj = gi;
     int64_t budget = 0;
-    while (gj < order.size() && (gj == gi || budget + order[gj]->tokens <= options.batch_tokens)) {
-      budget += order[gj]->tokens;
+    while (gj < order.size()) {
+      const int64_t cost = order[gj]->tokens + (new_stem(gj, gi) ? order[gj]->stem : 0);
+      if (gj > gi && budget + cost > options.batch_tokens) break;
+      budget += cost;
       ++gj;
     }
-    chunks.emplace_back(gi, gj);
+    chunks.push_back({gi, gj, budget});
     gi = gj;
   }
   // One chunk on one replica: each continuation's unit and result.
   using Scored = std::vector<std::pair<const Unit*, tasks::LoglikelihoodResult>>;
-  auto run_chunk = [&order](model::Transformer& replica, size_t gi,
-                            size_t gj) -> absl::StatusOr<Scored> {
-    // Phase 1: each distinct prefix once, packed together; its last row
-    // scores the first token of each of its continuations.
-    std::vector<model::KvCache> prefix_caches;
+  auto run_chunk = [&order, &new_stem](model::Transformer& replica, size_t gi,
+                                       size_t gj) -> absl::StatusOr<Scored> {
+    // Phase 0: each cluster's stem once, nothing scored.
+    std::vector<model::KvCache> stem_caches;
     std::vector<model::SeqInput> batch;
-    prefix_caches.reserve(gj - gi);
+    std::vector<std::vector<model::TokenScore>> out;
     for (size_t g = gi; g < gj; ++g) {
+      if (!new_stem(g, gi)) continue;
+      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, replica.NewCache(order[g]->stem));
+      stem_caches.push_back(std::move(c));
+    }
+    for (size_t g = gi, k = 0; g < gj; ++g) {
+      if (!new_stem(g, gi)) continue;
+      batch.push_back(
+          {&stem_caches[k++], absl::MakeConstSpan(order[g]->prefix).first(order[g]->stem), {}, {}});
+    }
+    if (!batch.empty()) FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
+    // Phase 1: each distinct prefix once (past its stem, from a copy of the
+    // stem's cache), packed together; its last row scores the first token of
+    // each of its continuations.
+    std::vector<model::KvCache> prefix_caches;
+    prefix_caches.reserve(gj - gi);
+    for (size_t g = gi, k = 0; g < gj; ++g) {
       // Phase 2 copies the prefix into caches sized for each continuation.
-      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, replica.NewCache(order[g]->prefix.size()));
+      const int64_t size = static_cast<int64_t>(order[g]->prefix.size());
+      if (order[g]->stem == 0) {
+        FOCAL_ASSIGN_OR_RETURN(model::KvCache c, replica.NewCache(size));
+        prefix_caches.push_back(std::move(c));
+        continue;
+      }
+      if (new_stem(g, gi)) ++k;
+      FOCAL_ASSIGN_OR_RETURN(model::KvCache c, stem_caches[k - 1].Clone(replica.backend(), size));
       prefix_caches.push_back(std::move(c));
     }
+    stem_caches.clear();
+    batch.clear();
     for (size_t g = gi; g < gj; ++g) {
       const Group& grp = *order[g];
       if (grp.prefix.empty()) continue;
-      batch.push_back({&prefix_caches[g - gi], grp.prefix, grp.rows, grp.firsts});
+      batch.push_back({&prefix_caches[g - gi], absl::MakeConstSpan(grp.prefix).subspan(grp.stem),
+                       grp.rows, grp.firsts});
     }
-    std::vector<std::vector<model::TokenScore>> out;
     if (!batch.empty()) FOCAL_RETURN_IF_ERROR(replica.Forward(batch, out));
     Scored scored;
     for (size_t g = gi, b = 0; g < gj; ++g) {
@@ -340,8 +434,7 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   // Records a finished chunk (results, cache, stats, progress): one at a time.
   int64_t tokens = 0;
   auto record = [&](size_t c, const Scored& scored) -> absl::Status {
-    int64_t budget = 0;
-    for (size_t g = chunks[c].first; g < chunks[c].second; ++g) budget += order[g]->tokens;
+    const int64_t budget = chunks[c].tokens;
     std::vector<std::pair<std::string, tasks::LoglikelihoodResult>> fresh;
     for (const auto& [u, res] : scored) {
       for (int64_t owner : u->owners) results[owner] = res;
@@ -359,7 +452,7 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   };
   if (replicas.size() == 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
-      FOCAL_ASSIGN_OR_RETURN(Scored scored, run_chunk(tf, chunks[c].first, chunks[c].second));
+      FOCAL_ASSIGN_OR_RETURN(Scored scored, run_chunk(tf, chunks[c].begin, chunks[c].end));
       FOCAL_RETURN_IF_ERROR(record(c, scored));
     }
     return results;
@@ -368,7 +461,7 @@ absl::StatusOr<std::vector<tasks::LoglikelihoodResult>> ScoreRequests(
   // stops them all; chunks finished before it are in the cache.
   std::mutex mu;  // results, stats, cache, progress
   FOCAL_RETURN_IF_ERROR(RunOnWorkers(replicas.size(), chunks.size(), [&](size_t r, size_t c) {
-    absl::StatusOr<Scored> scored = run_chunk(*replicas[r], chunks[c].first, chunks[c].second);
+    absl::StatusOr<Scored> scored = run_chunk(*replicas[r], chunks[c].begin, chunks[c].end);
     std::lock_guard<std::mutex> lock(mu);
     absl::Status s = scored.ok() ? record(c, *scored) : scored.status();
     return Annotate(s, absl::StrCat("replica ", r, " (", replicas[r]->backend().name(), ")"));

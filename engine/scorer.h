@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The shared loglikelihood scheduler: tokenizes requests exactly as lm-eval
 // does, answers repeats from a resume cache, computes each distinct context
-// once and scores every continuation against a copy of its KV cache, packing
-// work under a token budget. Results never depend on batch size or order.
+// once (and the stem that several contexts begin with once per batch) and
+// scores every continuation against a copy of its KV cache, packing work
+// under a token budget. Results never depend on batch size or order.
 #ifndef FOCAL_ENGINE_SCORER_H_
 #define FOCAL_ENGINE_SCORER_H_
 
@@ -77,6 +78,9 @@ struct ScoreStats {
 
 struct ScorerOptions {
   int64_t batch_tokens = 4096;  // tokens per forward call (one oversized unit runs alone)
+  // Contexts that begin with the same tokens, at least this many, compute
+  // them once per batch (0: never). Scores are the same either way.
+  int64_t min_stem_tokens = 16;
   // Called after each forward batch with (requests done, total, tokens so far).
   std::function<void(int64_t, int64_t, int64_t)> progress;
 };
