@@ -7,7 +7,11 @@
 // Medians over --repeats timed calls after one warm-up, wall clock around
 // Attention + Sync (the per-call host work is included).
 //
+// --sweep 4096,8192,32768 adds one-sequence BF16 causal cases at those
+// lengths, head dims 128 and 64 (the 4K-32K table of the benchmarks document).
+//
 // Usage: attention_bench [--repeats N] [--tokens T] [--precision bf16|fp32]
+//                        [--sweep L1,L2,...]
 // The last lines are "RESULT name value" records for tests/device/run.sh.
 #include <algorithm>
 #include <chrono>
@@ -119,7 +123,21 @@ int main(int argc, char** argv) {
   int repeats = 10;
   int64_t tokens = 16384;
   std::string precision = "bf16";
+  std::vector<int64_t> sweep;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--sweep")) {
+      for (const char* p = argv[i + 1]; *p != '\0';) {
+        char* end = nullptr;
+        const long long v = std::strtoll(p, &end, 10);
+        if (end == p || v <= 0) {
+          std::fprintf(stderr, "--sweep wants positive lengths separated by commas: %s\n",
+                       argv[i + 1]);
+          return 2;
+        }
+        sweep.push_back(v);
+        p = *end == ',' ? end + 1 : end;
+      }
+    }
     if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--tokens")) tokens = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--precision")) precision = argv[i + 1];
@@ -143,6 +161,13 @@ int main(int argc, char** argv) {
     cases.push_back({std::string("prefill_8x2K_d128_") + tn, tokens / 8, 8, 0, 32, 8, 128, dt});
   }
   cases.push_back({"decode_1row_past32K_d128_bf16", 1, 8, 32768, 32, 8, 128, DType::kBF16});
+  for (int64_t len : sweep) {
+    for (int d : {128, 64}) {
+      cases.push_back(
+          {"prefill_1x" + std::to_string(len / 1024) + "K_d" + std::to_string(d) + "_bf16", len, 1,
+           0, 32, 8, d, DType::kBF16});
+    }
+  }
   std::vector<std::pair<std::string, double>> results;
   for (const Case& c : cases) {
     const Timing t = Run(**be, c, repeats);

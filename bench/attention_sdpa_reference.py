@@ -42,10 +42,31 @@ def run(batch, seq, heads, kv_heads, head_dim, repeats):
     return s, flops / s / 1e12
 
 
+def dense_bf16_gemm_tflops(repeats, n=8192):
+    """The GPU's measured dense BF16 matrix rate: the ceiling beside attention's."""
+    g = torch.Generator(device="cuda").manual_seed(2)
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        a @ b
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return 2.0 * n ** 3 / statistics.median(times) / 1e12
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--tokens", type=int, default=16384)
+    ap.add_argument("--sweep", default="",
+                    help="comma-separated lengths: one-sequence cases at d=128 and d=64")
     args = ap.parse_args()
     t = args.tokens
     print(f"torch {torch.__version__} SDPA on {torch.cuda.get_device_name()}: causal bf16, "
@@ -53,15 +74,21 @@ def main():
     print("| case | tokens | heads (kv) | head dim | ms | TFLOP/s |")
     print("|---|---:|---:|---:|---:|---:|")
     results = []
-    for name, batch, seq, d in [(f"prefill_1x{t // 1024}K_d128_bf16", 1, t, 128),
-                                (f"prefill_1x{t // 1024}K_d64_bf16", 1, t, 64),
-                                ("prefill_8x2K_d128_bf16", 8, t // 8, 128)]:
+    cases = [(f"prefill_1x{t // 1024}K_d128_bf16", 1, t, 128),
+             (f"prefill_1x{t // 1024}K_d64_bf16", 1, t, 64),
+             ("prefill_8x2K_d128_bf16", 8, t // 8, 128)]
+    for n in (int(x) for x in args.sweep.split(",") if x):
+        cases += [(f"prefill_1x{n // 1024}K_d{d}_bf16", 1, n, d) for d in (128, 64)]
+    for name, batch, seq, d in cases:
         s, tf = run(batch, seq, 32, 8, d, args.repeats)
         print(f"| {name} | {batch * seq} | 32 (8) | {d} | {s * 1e3:.3f} | {tf:.1f} |")
         results.append((name, tf))
+    gemm = dense_bf16_gemm_tflops(args.repeats)
+    print(f"\ndense BF16 GEMM (torch.matmul, 8192 x 8192 x 8192, random data): {gemm:.1f} TFLOP/s")
     print()
     for name, tf in results:
         print(f"RESULT sdpa_tflops_{name} {tf:.2f}")
+    print(f"RESULT gemm_bf16_tflops {gemm:.2f}")
 
 
 if __name__ == "__main__":

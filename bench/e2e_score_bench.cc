@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // End-to-end scoring throughput of the shared forward pass on a backend:
-// a Llama-3.2-1B-shaped model with random BF16 weights (16 layers, d=2048,
-// 32/8 heads of 64, FFN 8192, 128256-token tied vocabulary), packed batches
-// of 2048-token sequences, log-probabilities at every row (perplexity-style)
+// a model of a real shape with random BF16 weights (--shape 1b: Llama-3.2-1B,
+// 16 layers, d=2048, 32/8 heads of 64, FFN 8192, 128256-token tied vocabulary;
+// --shape smollm2: SmolLM2-135M, the default model), packed batches of
+// --seq-len-token sequences, log-probabilities at every row (perplexity-style)
 // or at the last 32 rows of each sequence (multiple-choice style).
 // Reports tokens/s and MFU against a dense BF16 peak (--peak-tflops, default
 // 989 for H100/H200 SXM). Median over --repeats forward calls after one
 // warm-up; every call starts from empty caches.
 //
-// Usage: e2e_score_bench [--device cuda] [--repeats N] [--seqs 8] [--seq-len 2048]
-//                        [--peak-tflops 989]
+// Usage: e2e_score_bench [--device cuda] [--shape 1b|smollm2] [--repeats N] [--seqs 8]
+//                        [--seq-len 2048] [--peak-tflops 989] [--scored all|last32|both]
 // The last lines are "RESULT name value" records for tests/device/run.sh.
 #include <algorithm>
 #include <chrono>
@@ -52,31 +53,43 @@ double ForwardFlops(const focal::model::ModelConfig& c, int64_t seqs, int64_t le
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string device = "cuda";
+  std::string device = "cuda", shape = "1b";
+  std::string scored_modes = "both";  // all, last32 or both
   int repeats = 5;
   int64_t num_seqs = 8, seq_len = 2048;
   double peak = 989.0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--device")) device = argv[i + 1];
+    if (!std::strcmp(argv[i], "--shape")) shape = argv[i + 1];
     if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seqs")) num_seqs = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seq-len")) seq_len = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--peak-tflops")) peak = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--scored")) scored_modes = argv[i + 1];
+  }
+  if (scored_modes != "all" && scored_modes != "last32" && scored_modes != "both") {
+    std::fprintf(stderr, "--scored must be all, last32 or both\n");
+    return 2;
+  }
+  if (shape != "1b" && shape != "smollm2") {
+    std::fprintf(stderr, "--shape must be 1b or smollm2\n");
+    return 2;
   }
   auto be = focal::kernels::CreateBackend(device, 0);
   if (!be.ok()) {
     std::fprintf(stderr, "%s\n", be.status().ToString().c_str());
     return 1;
   }
-  const focal::model::ModelConfig config = focal::bench::Llama32_1B();
+  const focal::model::ModelConfig config =
+      shape == "1b" ? focal::bench::Llama32_1B() : focal::bench::SmolLm2_135M();
   const auto t_load = Clock::now();
   const focal::model::LlamaWeights weights = focal::bench::RandomWeights(config, **be);
   std::printf(
-      "e2e scoring benchmark on %s: Llama-3.2-1B shape, random BF16 weights (%.2fB "
+      "e2e scoring benchmark on %s: %s shape, random BF16 weights (%.2fB "
       "parameters, %.1f s to upload)\n%lld sequences x %lld tokens packed per forward, "
       "median of %d runs, MFU against %.0f TFLOP/s\n\n",
-      (*be)->name().c_str(), weights.num_parameters / 1e9,
-      std::chrono::duration<double>(Clock::now() - t_load).count(),
+      (*be)->name().c_str(), shape == "1b" ? "Llama-3.2-1B" : "SmolLM2-135M",
+      weights.num_parameters / 1e9, std::chrono::duration<double>(Clock::now() - t_load).count(),
       static_cast<long long>(num_seqs), static_cast<long long>(seq_len), repeats, peak);
   focal::model::Transformer tf(config, weights, **be);
 
@@ -90,6 +103,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---:|---:|---:|---:|---:|\n");
   std::vector<std::pair<std::string, double>> results;
   for (int64_t scored : {seq_len, int64_t{32}}) {
+    if (scored_modes != "both" && (scored == seq_len) != (scored_modes == "all")) continue;
     std::vector<std::vector<int64_t>> rows(num_seqs);
     std::vector<std::vector<int32_t>> targets(num_seqs);
     for (int64_t s = 0; s < num_seqs; ++s) {
@@ -128,7 +142,8 @@ int main(int argc, char** argv) {
     std::printf("| %s | %lld | %.4f | %.0f | %.1f | %.1f%% |\n",
                 scored == seq_len ? "all" : "last 32 per sequence", static_cast<long long>(T), s,
                 T / s, tflops, 100.0 * tflops / peak);
-    const std::string tag = scored == seq_len ? "all_rows" : "last32";
+    const std::string tag =
+        std::string(scored == seq_len ? "all_rows" : "last32") + (shape == "1b" ? "" : "_" + shape);
     results.push_back({"e2e_tokens_per_s_" + tag, T / s});
     results.push_back({"e2e_mfu_percent_" + tag, 100.0 * tflops / peak});
   }

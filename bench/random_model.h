@@ -118,6 +118,24 @@ inline focal::model::ModelConfig Llama31_8B() {
   return c;
 }
 
+// SmolLM2-135M, the default model: 30 layers, d=576, 9/3 heads of 64, FFN
+// 1536, 49152-token tied vocabulary, RoPE theta 1e5 without scaling.
+inline focal::model::ModelConfig SmolLm2_135M() {
+  focal::model::ModelConfig c = Llama32_1B();
+  c.hidden_size = 576;
+  c.intermediate_size = 1536;
+  c.num_layers = 30;
+  c.num_heads = 9;
+  c.num_kv_heads = 3;
+  c.head_dim = 64;
+  c.vocab_size = 49152;
+  c.max_position_embeddings = 8192;
+  c.rope_theta = 100000.0;
+  c.rope_scaling = focal::model::RopeScaling{};
+  c.tie_word_embeddings = true;
+  return c;
+}
+
 }  // namespace focal::bench
 
 #endif  // FOCAL_BENCH_RANDOM_MODEL_H_

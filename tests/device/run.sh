@@ -85,14 +85,20 @@ export FOCAL_TEST_SOURCE_DIR="$ROOT" FOCAL_ASSET_DIR="$ROOT" FOCAL_TEST_STORIES2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 echo "cuBLASLt: $CUBLAS_DIR"
 
-# 1. GPU tests (and the host-side unit tests of the backend).
+# 1. GPU tests (and the host-side unit tests of the backend), all at once: they
+# are correctness checks, not timings, and device time is short.
 TESTS_OK=1
 declare -a TEST_ROWS
-for t in cuda_probe_test cuda_plan_test backend_ops_test cuda_backend_test cuda_model_test; do
-  start=$(date +%s)
-  timeout "$(budget "${TEST_TIMEOUT:-150}")" "$B/bin/$t" --gtest_brief=1 --gtest_color=no >"$OUT/$t.log" 2>&1
-  rc=$?
-  secs=$(( $(date +%s) - start ))
+TESTS=(cuda_probe_test cuda_plan_test backend_ops_test cuda_backend_test cuda_model_test)
+test_timeout=$(budget "${TEST_TIMEOUT:-150}")
+for t in "${TESTS[@]}"; do
+  ( start=$(date +%s)
+    timeout "$test_timeout" "$B/bin/$t" --gtest_brief=1 --gtest_color=no >"$OUT/$t.log" 2>&1
+    echo "$? $(( $(date +%s) - start ))" >"$OUT/$t.rc" ) &
+done
+wait
+for t in "${TESTS[@]}"; do
+  read -r rc secs <"$OUT/$t.rc"
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$OUT/$t.log" | tail -n1)
   failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$OUT/$t.log" | tail -n1)
   skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$OUT/$t.log" | tail -n1)
@@ -108,17 +114,39 @@ for t in cuda_probe_test cuda_plan_test backend_ops_test cuda_backend_test cuda_
     grep -E "Failure|FAILED|error|Expected|Which is|GPU error|differ" "$OUT/$t.log" | head -n 60 \
       | tee -a "$SUMMARY"
   fi
-  checkpoint
 done
+echo "tests done at $(( $(date +%s) - START )) s"
+checkpoint
+
+# On failures: compute-sanitizer's memcheck on the first few failed tests, so
+# that one run already says whether a kernel reads or writes out of bounds.
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)
+if [[ $TESTS_OK == 0 && -n "$SANITIZER" && "${SKIP_SANITIZER:-0}" != 1 ]]; then
+  for t in backend_ops_test cuda_backend_test cuda_model_test; do
+    failed_tests=$(sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_/.]*\).*/\1/p' "$OUT/$t.log" | grep '\.' | awk '!seen[$0]++' \
+      | head -n 3 | paste -sd: -)
+    [[ -z "$failed_tests" ]] && continue
+    echo "== compute-sanitizer memcheck: $t --gtest_filter=$failed_tests"
+    timeout "$(budget 60)" "$SANITIZER" --tool memcheck --print-limit 20 "$B/bin/$t" \
+      --gtest_filter="$failed_tests" --gtest_brief=1 >"$OUT/sanitizer_$t.log" 2>&1
+    grep -m 20 -E "Invalid|ERROR SUMMARY|out of bounds|Address|at 0x|by thread" \
+      "$OUT/sanitizer_$t.log" | tee -a "$SUMMARY"
+  done
+  checkpoint
+fi
 
 # 2. focal-eval smoke: the bundled model scored on the CPU and on CUDA.
+# (The GPU machine has no default model: the bundle's stories260K is named.)
 TEXT="Once upon a time, there was a little girl named Lily. She loved to play outside."
 FE="$B/bin/focal-eval"
-timeout "$(budget 60)" "$FE" inspect --device cuda >"$OUT/inspect.txt" 2>&1
-for dev in cpu cuda:0:fp32 cuda:0:bf16; do
+M="$B/stories260K"
+timeout "$(budget 60)" "$FE" inspect --device auto "$M" >"$OUT/inspect.txt" 2>&1
+for dev in cpu cuda:0:fp32 cuda:0:bf16 auto; do
   tag=${dev//:/_}
-  timeout "$(budget 60)" "$FE" score --device "$dev" --text "$TEXT" >"$OUT/score_$tag.jsonl" 2>"$OUT/score_$tag.err"
-  timeout "$(budget 60)" "$FE" generate --device "$dev" --max-new-tokens 60 >"$OUT/generate_$tag.txt" 2>&1
+  timeout "$(budget 60)" "$FE" score --device "$dev" --model "$M" --text "$TEXT" \
+    >"$OUT/score_$tag.jsonl" 2>"$OUT/score_$tag.err"
+  timeout "$(budget 60)" "$FE" generate --device "$dev" --model "$M" --max-new-tokens 60 \
+    >"$OUT/generate_$tag.txt" 2>&1
 done
 SMOKE=$(LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" python3 - "$OUT" <<'PY'
 import json, sys, os
@@ -131,7 +159,7 @@ def load(dev):
         return None
 cpu = load("cpu")
 parts = []
-for dev in ("cuda_0_fp32", "cuda_0_bf16"):
+for dev in ("cuda_0_fp32", "cuda_0_bf16", "auto"):
     got = load(dev)
     if not cpu or not got or len(got) != len(cpu):
         parts.append(f"{dev}: no comparable scores")
@@ -142,36 +170,79 @@ def text(dev):
         return open(os.path.join(out, f"generate_{dev}.txt")).read()
     except Exception:
         return None
-parts.append("greedy fp32 == cpu: " + str(text("cpu") is not None and text("cpu") == text("cuda_0_fp32")))
+same = text("cpu") is not None and "error" not in text("cpu") and text("cpu") == text("cuda_0_fp32")
+parts.append("greedy fp32 == cpu: " + str(same))
+try:
+    auto = open(os.path.join(out, "score_auto.err")).read().strip()
+    parts.append("--device auto stderr: " + (auto or "(empty)"))
+except Exception:
+    pass
 print("; ".join(parts))
 PY
 )
 
-# 3. Benchmarks and their references.
+# 2b. PROFILE=1: where one scoring forward's GPU time goes (1B shape, 8 x 2K),
+# per kind of kernel, from Nsight Compute's per-kernel durations, beside the
+# forward's unprofiled wall time.
+if [[ "${PROFILE:-0}" == 1 ]]; then
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)
+  for scored in all last32; do
+    timeout "$(budget 60)" "$B/bin/e2e_score_bench" --repeats 5 --scored "$scored" \
+      >"$OUT/e2e_plain_$scored.log" 2>&1
+    tps=$(sed -n 's/^RESULT e2e_tokens_per_s_[a-z0-9_]* \(.*\)/\1/p' "$OUT/e2e_plain_$scored.log")
+    wall_ms=$(python3 -c "print(16384 / $tps * 1e3 if '$tps' else '')" 2>/dev/null)
+    if [[ -z "$NCU" ]]; then echo "PROFILE: no ncu on this machine" | tee -a "$SUMMARY"; break; fi
+    # --repeats 1: a warm-up and a timed forward, both captured.
+    timeout "$(budget 150)" "$NCU" --csv --print-units base --clock-control none \
+      --cache-control none --metrics gpu__time_duration.sum --log-file "$OUT/ncu_$scored.csv" \
+      "$B/bin/e2e_score_bench" --repeats 1 --scored "$scored" >"$OUT/ncu_$scored.out" 2>&1
+    LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" python3 bench/kernel_breakdown.py "$OUT/ncu_$scored.csv" \
+      --forwards 2 --label "$scored" ${wall_ms:+--wall-ms "$wall_ms"} 2>&1 | tee -a "$SUMMARY"
+    checkpoint
+  done
+  timeout "$(budget 60)" "$B/bin/e2e_score_bench" --shape smollm2 --repeats 5 --seqs 64 \
+    --seq-len 256 >"$OUT/e2e_plain_smollm2.log" 2>&1
+  grep -h "^RESULT" "$OUT"/e2e_plain_*.log | tee -a "$SUMMARY"
+fi
+
+# 3. Benchmarks and their references. SWEEP: the attention lengths beside 16K;
+# LONG_1B: the 1B-shape prefill lengths (8K-32K against the predicted memory,
+# and 128K).
+SWEEP=${SWEEP:-4096,8192,32768}
+LONG_1B=${LONG_1B:-8192,16384,32768,131072}
+stamp() { echo "== $1 at $(( $(date +%s) - START )) s"; }
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
-  checkpoint
-  timeout "$(budget 150)" "$B/bin/attention_bench" --repeats 10 2>&1 | tee "$OUT/attention_bench.log"
+  stamp attention_bench
+  timeout "$(budget 150)" "$B/bin/attention_bench" --repeats 10 --sweep "$SWEEP" 2>&1 \
+    | tee "$OUT/attention_bench.log"
   checkpoint
   if [[ "${SKIP_REF:-0}" != 1 ]]; then
+    stamp attention_sdpa_reference
     LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" PYTHONUNBUFFERED=1 timeout "$(budget 150)" \
-      python3 bench/attention_sdpa_reference.py --repeats 10 2>&1 \
+      python3 bench/attention_sdpa_reference.py --repeats 10 --sweep "$SWEEP" 2>&1 \
       | tee "$OUT/attention_sdpa.log"
     checkpoint
   fi
+  stamp e2e_score_bench
   timeout "$(budget 200)" "$B/bin/e2e_score_bench" --repeats 5 2>&1 | tee "$OUT/e2e_score_bench.log"
+  # The default model's shape, at the sizes of short-task scoring requests.
+  timeout "$(budget 100)" "$B/bin/e2e_score_bench" --shape smollm2 --repeats 5 --seqs 64 \
+    --seq-len 256 2>&1 | tee -a "$OUT/e2e_score_bench.log"
   checkpoint
-  # Long context: 128K tokens through the 1B shape, 32K through the 8B shape.
-  timeout "$(budget 120)" "$B/bin/long_prefill_bench" --shape 1b --tokens 131072 2>&1 \
+  stamp long_prefill_bench
+  timeout "$(budget 150)" "$B/bin/long_prefill_bench" --shape 1b --tokens "$LONG_1B" 2>&1 \
     | tee "$OUT/long_1b.log"
   checkpoint
   timeout "$(budget 150)" "$B/bin/long_prefill_bench" --shape 8b --tokens 32768 2>&1 \
     | tee "$OUT/long_8b.log"
   checkpoint
   if [[ "${SKIP_REF:-0}" != 1 ]]; then
+    stamp e2e_hf_reference
     LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" PYTHONUNBUFFERED=1 timeout "$(budget 200)" \
       python3 bench/e2e_hf_reference.py --repeats 5 2>&1 \
       | tee "$OUT/e2e_hf.log"
   fi
+  stamp done
 fi
 
 # 4. The short table, last.
@@ -183,7 +254,8 @@ say "| test binary | passed | failed | skipped | exit | time |"
 say "|---|---:|---:|---:|---:|---:|"
 for row in "${TEST_ROWS[@]}"; do say "$row"; done
 say ""
-say "focal-eval inspect: $(grep -m1 -iE 'backend|error' "$OUT/inspect.txt" || echo 'no output')"
+say "focal-eval inspect --device auto: $(grep -m1 -iE 'backend|device|error' "$OUT/inspect.txt" || echo 'no output')"
+say "$(grep -h '^MEASURED' "$OUT/cuda_model_test.log" | sort -u)"
 say "smoke: $SMOKE"
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
   LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" python3 - "$OUT" <<'PY' | tee -a "$SUMMARY"
@@ -207,9 +279,12 @@ for k, v in res.items():
         ref = res.get("sdpa_tflops_" + case)
         print(f"| {case} | {v:.1f} | {'' if ref is None else f'{ref:.1f}'} |")
 print()
-print("| e2e Llama-3.2-1B shape, 8 x 2K packed | ours tokens/s | ours MFU % | HF tokens/s | HF MFU % |")
+if "gemm_bf16_tflops" in res:
+    print(f"\ndense BF16 GEMM (torch.matmul 8192^3): {res['gemm_bf16_tflops']:.1f} TFLOP/s")
+print()
+print("| e2e scoring (1B: 8 x 2K packed; smollm2: 64 x 256) | ours tokens/s | ours MFU % | HF tokens/s | HF MFU % |")
 print("|---|---:|---:|---:|---:|")
-for tag in ("all_rows", "last32"):
+for tag in ("all_rows", "last32", "all_rows_smollm2", "last32_smollm2"):
     g = lambda k: res.get(k)
     fmt = lambda x, p: "" if x is None else f"{x:.{p}f}"
     print(f"| {tag} | {fmt(g('e2e_tokens_per_s_' + tag), 0)} | {fmt(g('e2e_mfu_percent_' + tag), 1)} "
@@ -217,8 +292,10 @@ for tag in ("all_rows", "last32"):
 print()
 print("| long-context prefill | tokens | tokens/s | predicted MiB | peak MiB | within |")
 print("|---|---:|---:|---:|---:|---|")
-for shape, n in (("1b", 131072), ("8b", 32768)):
-    g = lambda k: res.get(k + "_" + shape)
+long_runs = sorted({(k.split("_")[-2], int(k.split("_")[-1])) for k in res
+                    if k.startswith("long_tokens_per_s_")})
+for shape, n in long_runs:
+    g = lambda k: res.get(f"{k}_{shape}_{n}")
     fmt = lambda x, p: "" if x is None else f"{x:.{p}f}"
     within = g("long_within")
     print(f"| {shape} | {n} | {fmt(g('long_tokens_per_s'), 0)} | {fmt(g('long_predicted_mib'), 0)} "
