@@ -80,6 +80,11 @@ class Backend {
   // uploaded, so a replica of a model can share the other's weights instead
   // of holding a copy. By default only its own.
   virtual bool CanUseBuffersOf(const Backend& other) const { return &other == this; }
+  // The dtype of attention's tensors (q, the KV caches, the output) in the
+  // shared forward pass: F32 (exact), or BF16 where the backend's attention
+  // rounds its inputs to BF16 anyway (CUDA's BF16 mode), which halves the KV
+  // cache and lets the kernel load its tiles asynchronously.
+  virtual DType AttentionDType() const { return DType::kF32; }
 
   virtual absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) = 0;
   // Makes a weight usable by this backend's ops from host memory of dtype
@@ -89,7 +94,9 @@ class Backend {
                                               int64_t cols) = 0;
   virtual void CopyFromHost(const void* src, Tensor dst) = 0;
   virtual void CopyToHost(Tensor src, void* dst) = 0;
-  // dst rows [dst_row, dst_row + n) = src rows [src_row, src_row + n).
+  // dst rows [dst_row, dst_row + n) = src rows [src_row, src_row + n). Same
+  // dtypes (overlap allowed: memmove), or an F32 src into a BF16 dst (rounded
+  // to nearest even; the two must not overlap).
   virtual void CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) = 0;
 
   // out(T,C) = table[tokens[t], :].                 table: (V,C)

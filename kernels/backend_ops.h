@@ -44,6 +44,7 @@ namespace focal::kernels {
 #define FOCAL_BACKEND_SERVICES(X) \
   X(name)                         \
   X(CanUseBuffersOf)              \
+  X(AttentionDType)               \
   X(AvailableMemoryBytes)         \
   X(ScratchBytes)                 \
   X(PeakMemoryBytes)              \

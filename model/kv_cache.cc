@@ -15,12 +15,12 @@ absl::Status KvCache::Reserve(int64_t tokens, kernels::Backend& backend) {
   if (tokens <= capacity_) return absl::OkStatus();
   // Grow geometrically so token-by-token decoding reallocates O(log n) times.
   int64_t cap = std::max<int64_t>({tokens, capacity_ * 2, 16});
+  // In the dtype the backend's attention reads (BF16 halves the cache).
+  const kernels::DType dtype = backend.AttentionDType();
   std::vector<kernels::Buffer> nk, nv;
   for (int64_t l = 0; l < num_layers_; ++l) {
-    FOCAL_ASSIGN_OR_RETURN(kernels::Buffer kb,
-                           backend.Allocate(kernels::DType::kF32, cap, kv_dim_));
-    FOCAL_ASSIGN_OR_RETURN(kernels::Buffer vb,
-                           backend.Allocate(kernels::DType::kF32, cap, kv_dim_));
+    FOCAL_ASSIGN_OR_RETURN(kernels::Buffer kb, backend.Allocate(dtype, cap, kv_dim_));
+    FOCAL_ASSIGN_OR_RETURN(kernels::Buffer vb, backend.Allocate(dtype, cap, kv_dim_));
     if (length_ > 0) {
       backend.CopyRows(k_[l].tensor(), 0, kb.tensor(), 0, length_);
       backend.CopyRows(v_[l].tensor(), 0, vb.tensor(), 0, length_);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-sequence key/value cache (one K and one V tensor per layer, on the
-// backend's device) plus the running tau sums of the learned sequence_mean
-// focal variant. Grows on demand; Clone() forks a shared context.
+// backend's device, in its Backend::AttentionDType()) plus the running tau sums of the learned
+// sequence_mean focal variant. Grows on demand; Clone() forks a shared context.
 #ifndef FOCAL_MODEL_KV_CACHE_H_
 #define FOCAL_MODEL_KV_CACHE_H_
 

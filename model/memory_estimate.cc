@@ -7,7 +7,9 @@ namespace focal::model {
 
 int64_t EstimateGenerationBytes(const ModelConfig& c, int64_t max_tokens, int64_t prefill_chunk,
                                 int64_t max_batch, const kernels::Backend& backend) {
-  const int64_t kv = 2 * c.num_layers * c.num_kv_heads * c.head_dim * 4;  // K and V, fp32
+  // K and V, in the dtype attention reads (F32 on the CPU, BF16 in CUDA's BF16 mode).
+  const int64_t kv = 2 * c.num_layers * c.num_kv_heads * c.head_dim *
+                     static_cast<int64_t>(kernels::DTypeSize(backend.AttentionDType()));
   // KvCache grows geometrically: allow for one doubling past the need.
   const int64_t cache = kv * max_tokens * 2 * max_batch;
   // One forward call: a prefill chunk, or one decoding step of the batch.

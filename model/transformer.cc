@@ -145,7 +145,16 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
   FOCAL_ASSIGN_OR_RETURN(Buffer q, alloc(H * D));
   FOCAL_ASSIGN_OR_RETURN(Buffer k, alloc(Hkv * D));
   FOCAL_ASSIGN_OR_RETURN(Buffer v, alloc(Hkv * D));
-  FOCAL_ASSIGN_OR_RETURN(Buffer att, alloc(H * D));
+  // Attention reads q and the caches, and writes its output, in the
+  // backend's attention dtype; RoPE and the projections stay F32, so with a
+  // BF16 attention q is rounded into its own buffer and K/V on their way
+  // into the cache.
+  const DType att_dtype = backend_.AttentionDType();
+  FOCAL_ASSIGN_OR_RETURN(Buffer att, backend_.Allocate(att_dtype, T, H * D));
+  Buffer q_att;
+  if (att_dtype != DType::kF32) {
+    FOCAL_ASSIGN_OR_RETURN(q_att, backend_.Allocate(att_dtype, T, H * D));
+  }
   FOCAL_ASSIGN_OR_RETURN(Buffer proj, alloc(C));
   FOCAL_ASSIGN_OR_RETURN(Buffer gate, alloc(F));
   FOCAL_ASSIGN_OR_RETURN(Buffer up, alloc(F));
@@ -171,7 +180,8 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
       seqs.push_back({row_begin[s], n, cache.length(), cache.k(l), cache.v(l)});
     }
     kernels::AttentionArgs args;
-    args.q = q.tensor();
+    if (att_dtype != DType::kF32) backend_.CopyRows(q.tensor(), 0, q_att.tensor(), 0, T);
+    args.q = att_dtype != DType::kF32 ? q_att.tensor() : q.tensor();
     args.seqs = seqs;
     args.scale = scale;
     args.num_heads = static_cast<int>(H);

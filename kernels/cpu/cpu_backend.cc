@@ -164,10 +164,22 @@ void CpuBackend::CopyFromHost(const void* src, Tensor dst) {
 void CpuBackend::CopyToHost(Tensor src, void* dst) { std::memcpy(dst, src.data, src.bytes()); }
 
 void CpuBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) {
-  FOCAL_CHECK(src.cols == dst.cols && src.dtype == dst.dtype);
+  FOCAL_CHECK(src.cols == dst.cols);
+  FOCAL_CHECK(src.dtype == dst.dtype || (src.dtype == DType::kF32 && dst.dtype == DType::kBF16));
+  FOCAL_CHECK(src_row >= 0 && dst_row >= 0 && n >= 0);
   FOCAL_CHECK(src_row + n <= src.rows && dst_row + n <= dst.rows);
   if (n == 0) return;
-  std::memmove(dst.Rows(dst_row, n).data, src.Rows(src_row, n).data, dst.Rows(0, n).bytes());
+  if (src.dtype == dst.dtype) {
+    std::memmove(dst.Rows(dst_row, n).data, src.Rows(src_row, n).data, dst.Rows(0, n).bytes());
+    return;
+  }
+  const float* s = src.Rows(src_row, n).as<float>();
+  uint16_t* d = static_cast<uint16_t*>(dst.Rows(dst_row, n).data);
+  const int64_t count = n * src.cols;
+  const auto* sb = reinterpret_cast<const char*>(s);
+  const auto* db = reinterpret_cast<const char*>(d);
+  FOCAL_CHECK(db + count * 2 <= sb || sb + count * 4 <= db);  // no overlap across dtypes
+  for (int64_t i = 0; i < count; ++i) d[i] = F32ToBf16(s[i]);
 }
 
 void CpuBackend::Embed(Tensor table, absl::Span<const int32_t> tokens, Tensor out) {

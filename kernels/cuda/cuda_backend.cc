@@ -71,6 +71,9 @@ class CudaBackend : public Backend {
   }
 
   std::string name() const override { return name_; }
+  DType AttentionDType() const override {
+    return spec_.precision == CudaPrecision::kBf16 ? DType::kBF16 : DType::kF32;
+  }
 
   absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) override;
   absl::StatusOr<Buffer> UploadWeight(const void* host, DType src, int64_t rows,
@@ -290,7 +293,8 @@ void CudaBackend::CopyToHost(Tensor src, void* dst) {
 }
 
 void CudaBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) {
-  FOCAL_CHECK(src.cols == dst.cols && src.dtype == dst.dtype);
+  FOCAL_CHECK(src.cols == dst.cols);
+  FOCAL_CHECK(src.dtype == dst.dtype || (src.dtype == DType::kF32 && dst.dtype == DType::kBF16));
   FOCAL_CHECK(src_row >= 0 && dst_row >= 0 && n >= 0);
   FOCAL_CHECK(src_row + n <= src.rows && dst_row + n <= dst.rows);
   if (n == 0 || src.cols == 0) return;
@@ -298,6 +302,12 @@ void CudaBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_
   const void* s = src.Rows(src_row, n).data;
   void* d = dst.Rows(dst_row, n).data;
   const size_t bytes = dst.Rows(0, n).bytes();
+  if (src.dtype != dst.dtype) {  // F32 -> BF16, rounded as the CPU's F32ToBf16
+    FOCAL_CHECK(!Overlaps(s, src.Rows(0, n).bytes(), d, bytes));
+    Check("CopyRows (to BF16)",
+          LaunchConvert(s, StoreType::kF32, d, StoreType::kBF16, n * src.cols, stream_));
+    return;
+  }
   if (s == d) return;
   if (!Overlaps(s, bytes, d, bytes)) {
     Check("CopyRows", cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice, stream_));

@@ -405,6 +405,17 @@ std::vector<OpCase> CopyRowsCases() {
                        return {r.Read("tensor", t)};
                      }});
   }
+  {
+    // The KV cache's path in BF16 attention: F32 rows rounded into BF16.
+    auto x = Share(Normal(rng, 11 * 24));
+    cases.push_back({"F32 (11, 24) into BF16 (9, 24)", [=](Run& r) -> Outputs {
+                       const Tensor src = r.Input(*x, 11, 24);
+                       const Tensor dst = r.Zeros(DType::kBF16, 9, 24);
+                       r.backend().CopyRows(src, 2, dst, 1, 7);
+                       r.backend().CopyRows(src, 10, dst, 8, 1);
+                       return {r.Read("dst", dst), r.Read("src", src)};
+                     }});
+  }
   return cases;
 }
 

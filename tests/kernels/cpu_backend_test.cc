@@ -445,6 +445,23 @@ TEST_F(CpuBackendTest, SwiGluAndAdd) {
   }
 }
 
+TEST_F(CpuBackendTest, CopyRowsIntoBf16RoundsToNearestEven) {
+  const std::vector<float> src = {1.0f, 1.00390625f, 1.01171875f, -3.3f, 0.0f, 65504.5f};
+  auto s = be_.Allocate(DType::kF32, 3, 2);
+  auto d = be_.Allocate(DType::kBF16, 4, 2);
+  ASSERT_TRUE(s.ok() && d.ok());
+  be_.CopyFromHost(src.data(), s->tensor());
+  be_.CopyRows(s->tensor(), 0, d->tensor(), 1, 3);
+  const auto* got = static_cast<const uint16_t*>(d->tensor().data);
+  EXPECT_EQ(got[0], 0);  // row 0 untouched
+  EXPECT_EQ(got[1], 0);
+  for (size_t i = 0; i < src.size(); ++i) EXPECT_EQ(got[2 + i], F32ToBf16(src[i])) << i;
+  // Ties to even: 1 + 2^-8 is halfway between 1 and 1 + 2^-7 and rounds to 1;
+  // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6 and rounds up.
+  EXPECT_EQ(got[3], 0x3F80);
+  EXPECT_EQ(got[4], 0x3F82);
+}
+
 TEST(DTypeTest, HalfConversionsAreExact) {
   EXPECT_EQ(F16ToF32(0x3C00), 1.0f);
   EXPECT_EQ(F16ToF32(0xC000), -2.0f);
