@@ -75,11 +75,26 @@ __global__ void RopeKernel(float* x, int64_t rows, int heads, int head_dim,
   }
 }
 
+__device__ __forceinline__ float SwiGluOne(float g, float u) {
+  return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), u);
+}
+
 __global__ void SwiGluKernel(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const float g = gate[i];
-    out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
+    out[i] = SwiGluOne(gate[i], up[i]);
+  }
+}
+
+// Four elements per thread through 16-byte loads and stores (n4 = n / 4,
+// pointers 16-byte aligned): the same per-element arithmetic, so the same
+// bits as SwiGluKernel, with a quarter of the memory instructions.
+__global__ void SwiGluKernel4(const float4* gate, const float4* up, float4* out, int64_t n4) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n4;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const float4 g = gate[i], u = up[i];
+    out[i] = make_float4(SwiGluOne(g.x, u.x), SwiGluOne(g.y, u.y), SwiGluOne(g.z, u.z),
+                         SwiGluOne(g.w, u.w));
   }
 }
 
@@ -118,6 +133,21 @@ __global__ void CastRowsToBf16Kernel(const float* src, int64_t rows, int64_t col
     dst[i] = i < valid ? __float2bfloat16_rn(src[i]) : __float2bfloat16_rn(0.0f);
   }
 }
+
+// Four elements per thread (cols % 4 == 0, so rows * cols and padded_rows *
+// cols are too; src 16-byte and dst 8-byte aligned): the same bits as
+// CastRowsToBf16Kernel.
+__global__ void CastRowsToBf16Kernel4(const float4* src, int64_t valid4, int64_t n4, uint2* dst) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n4;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const float4 v = i < valid4 ? src[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+    dst[i] = make_uint2(*reinterpret_cast<const uint32_t*>(&lo),
+                        *reinterpret_cast<const uint32_t*>(&hi));
+  }
+}
+
+bool Aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 __global__ void ConvertKernel(const void* src, StoreType src_type, void* dst, StoreType dst_type,
                               int64_t n) {
@@ -163,7 +193,13 @@ cudaError_t LaunchRope(float* x, int64_t rows, int heads, int head_dim, const in
 cudaError_t LaunchSwiGlu(const float* gate, const float* up, float* out, int64_t n,
                          cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  SwiGluKernel<<<GridFor(n), kThreads, 0, stream>>>(gate, up, out, n);
+  if (n % 4 == 0 && Aligned(gate, 16) && Aligned(up, 16) && Aligned(out, 16)) {
+    SwiGluKernel4<<<GridFor(n / 4), kThreads, 0, stream>>>(reinterpret_cast<const float4*>(gate),
+                                                           reinterpret_cast<const float4*>(up),
+                                                           reinterpret_cast<float4*>(out), n / 4);
+  } else {
+    SwiGluKernel<<<GridFor(n), kThreads, 0, stream>>>(gate, up, out, n);
+  }
   return cudaGetLastError();
 }
 
@@ -191,8 +227,13 @@ cudaError_t LaunchCastRowsToBf16(const float* src, int64_t rows, int64_t cols, i
                                  void* dst, cudaStream_t stream) {
   const int64_t n = padded_rows * cols;
   if (n == 0) return cudaSuccess;
-  CastRowsToBf16Kernel<<<GridFor(n), kThreads, 0, stream>>>(src, rows, cols, padded_rows,
-                                                            static_cast<__nv_bfloat16*>(dst));
+  if (cols % 4 == 0 && Aligned(src, 16) && Aligned(dst, 8)) {
+    CastRowsToBf16Kernel4<<<GridFor(n / 4), kThreads, 0, stream>>>(
+        reinterpret_cast<const float4*>(src), rows * cols / 4, n / 4, static_cast<uint2*>(dst));
+  } else {
+    CastRowsToBf16Kernel<<<GridFor(n), kThreads, 0, stream>>>(src, rows, cols, padded_rows,
+                                                              static_cast<__nv_bfloat16*>(dst));
+  }
   return cudaGetLastError();
 }
 
