@@ -287,7 +287,7 @@ absl::StatusOr<LoadedModel> LoadModel(
   lm.run->set_tokenizer(lm.tok->path());
   lm.run->set_tokenizer_sha256(tok_sha);
   lm.run->set_bos_policy(lm.add_bos ? "bos" : "no-bos");
-  lm.run->set_backend(kernels::BackendLabel(backend));
+  lm.run->set_backend(backend.name());
   lm.run->set_max_length(lm.max_length);
   if (!o.cache_dir.empty() || !o.out.empty()) {
     const std::string cdir = o.cache_dir.empty() ? o.out + ".cache" : o.cache_dir;

@@ -152,15 +152,9 @@ class Backend {
   virtual absl::Status Sync() = 0;
 };
 
-// False until the CUDA backend has passed its GPU tests on real hardware
-// (tests/device/run.sh; the GPU issue). Until then "auto" takes the CPU even
-// when a device is present, and CUDA results say the backend is unverified.
-inline constexpr bool kCudaBackendVerified = false;
-
 // "cpu" (threads <= 0: every usable core) or, when built with CUDA, "cuda[:N]";
-// "auto" picks CUDA when a device is present and kCudaBackendVerified, else
-// the CPU, and then sets *note (when given) to why a present device was not
-// used.
+// "auto" picks CUDA device 0 when one is present and usable, else the CPU,
+// and then sets *note (when given) to why a present device was not used.
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
                                                        int num_threads = 0,
                                                        std::string* note = nullptr);
@@ -171,10 +165,6 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
 absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::string_view devices,
                                                                      int num_threads = 0,
                                                                      std::string* note = nullptr);
-
-// What results record as the backend: its name, plus "(unverified ...)" for
-// CUDA while !kCudaBackendVerified.
-std::string BackendLabel(const Backend& backend);
 
 }  // namespace focal::kernels
 

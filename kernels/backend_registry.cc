@@ -22,14 +22,6 @@
 
 namespace focal::kernels {
 
-std::string BackendLabel(const Backend& backend) {
-  std::string name = backend.name();
-  if (!kCudaBackendVerified && absl::StartsWith(name, "cuda")) {
-    absl::StrAppend(&name, " (unverified: the CUDA backend has not passed its GPU tests yet)");
-  }
-  return name;
-}
-
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device, int num_threads,
                                                        [[maybe_unused]] std::string* note) {
   if (device == "cpu") return std::unique_ptr<Backend>(new CpuBackend(num_threads));
@@ -38,18 +30,16 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
 #if FOCAL_HAVE_CUDA
     int count = 0;
     CudaDeviceCount(&count);
-    if (count > 0 && !kCudaBackendVerified && note != nullptr) {
-      *note =
-          "--device auto: using the CPU although a CUDA device is present: the CUDA backend has "
-          "not passed its GPU tests on real hardware yet (--device cuda uses it anyway)";
-    }
-    if (count > 0 && kCudaBackendVerified) {
+    if (count > 0) {
       FOCAL_ASSIGN_OR_RETURN(const CudaDeviceSpec spec, ParseCudaDevice("cuda", env_precision));
       absl::StatusOr<std::unique_ptr<Backend>> cuda = CreateCudaBackend(spec);
       // A present but unusable device (too old, no cuBLASLt) leaves the CPU.
       if (cuda.ok()) return cuda;
       if (!absl::IsFailedPrecondition(cuda.status())) {
         return Annotate(cuda.status(), "--device auto");
+      }
+      if (note != nullptr) {
+        *note = absl::StrCat("--device auto: using the CPU: ", cuda.status().message());
       }
     }
 #endif
