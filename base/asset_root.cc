@@ -26,19 +26,23 @@ std::string AssetRoot() {
   return env != nullptr ? env : FOCAL_ASSET_DIR;
 }
 
+std::string CacheRoot() {
+  if (const char* c = Env("FOCAL_CACHE_DIR")) return c;
+  if (const char* x = Env("XDG_CACHE_HOME")) return absl::StrCat(x, "/focal-eval");
+  const char* home = Env("HOME");
+  return absl::StrCat(home != nullptr ? home : ".", "/.cache/focal-eval");
+}
+
+std::string DataCacheDir() {
+  // Keep in sync with scripts/fetch_data.py.
+  if (const char* d = Env("FOCAL_DATA_CACHE")) return std::string(d) == "none" ? "" : d;
+  return CacheRoot() + "/data";
+}
+
 std::string DefaultModelPath() {
   if (const char* p = Env("FOCAL_DEFAULT_MODEL")) return p;
-  std::string cache;
-  if (const char* c = Env("FOCAL_CACHE_DIR")) {
-    cache = c;
-  } else if (const char* x = Env("XDG_CACHE_HOME")) {
-    cache = absl::StrCat(x, "/focal-eval");
-  } else {
-    const char* home = Env("HOME");
-    cache = absl::StrCat(home != nullptr ? home : ".", "/.cache/focal-eval");
-  }
   // Keep in sync with scripts/fetch_default_model.sh.
-  return cache + "/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
+  return CacheRoot() + "/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
 }
 
 absl::StatusOr<std::string> FindDefaultModel() {

@@ -13,6 +13,16 @@ namespace focal {
 // $FOCAL_ASSET_DIR when set, else the source tree the binary was built from.
 std::string AssetRoot();
 
+// The user's cache: $FOCAL_CACHE_DIR, else $XDG_CACHE_HOME/focal-eval, else
+// ~/.cache/focal-eval. The set-up scripts write the default model and the data
+// there.
+std::string CacheRoot();
+
+// Where scripts/fetch_data.sh puts the real evaluation data: $FOCAL_DATA_CACHE
+// when set, else CacheRoot()/data. Empty when $FOCAL_DATA_CACHE is "none"
+// (the bundled samples only).
+std::string DataCacheDir();
+
 // The default model: $FOCAL_DEFAULT_MODEL when set, else SmolLM2-135M-Instruct
 // (Q4_1 GGUF) where scripts/fetch_default_model.sh caches it: under
 // $FOCAL_CACHE_DIR, else $XDG_CACHE_HOME/focal-eval, else ~/.cache/focal-eval.

@@ -26,6 +26,8 @@ absl::StatusOr<std::vector<Doc>> ReadBoolq(absl::string_view path, const ReaderO
 absl::StatusOr<std::vector<Doc>> ReadLambada(absl::string_view path, const ReaderOptions& options);
 absl::StatusOr<std::vector<Doc>> ReadLambadaPlain(absl::string_view path,
                                                   const ReaderOptions& options);
+absl::StatusOr<std::vector<Doc>> ReadWinogrande(absl::string_view path,
+                                                const ReaderOptions& options);
 
 // HellaSwag has exactly four endings in every release.
 inline constexpr int kHellaswagChoices = 4;

@@ -67,7 +67,8 @@ absl::Status ContextError(const JsonRecord& r, size_t k) {
 }
 
 absl::StatusOr<Pool> ReadPool(absl::string_view path) {
-  FOCAL_ASSIGN_OR_RETURN(std::vector<JsonRecord> records, ReadJsonl(path));
+  // jsonl, or the original release's one JSON array (RULER's hotpotqa.json).
+  FOCAL_ASSIGN_OR_RETURN(std::vector<JsonRecord> records, ReadJsonRecords(path));
   Pool pool;
   std::map<std::pair<std::string, std::string>, int64_t> unique_ids;
   for (const JsonRecord& r : records) {

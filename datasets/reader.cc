@@ -38,6 +38,7 @@ constexpr ReaderInfo kReaders[] = {
     {"lambada", &ReadLambada, ""},
     {"lambada_plain", &ReadLambadaPlain, ""},
     {"piqa", &ReadPiqa, "labels"},
+    {"winogrande", &ReadWinogrande, ""},
 };
 
 }  // namespace

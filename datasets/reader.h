@@ -37,6 +37,9 @@ namespace focal::datasets {
 //                     with context = all words but the last (split on ' '), target =
 //                     ' ' + last word.
 //   "lambada_plain"   one passage per line (original release), same fields.
+//   "winogrande"      jsonl {sentence, option1, option2, answer "1"|"2"} -> fields
+//                     {sentence, prefix (up to the blank "_"), continuation (after it,
+//                     stripped)}, choices {option1, option2}, gold; lm-eval's split.
 // Options are reader-specific key/values (e.g. "labels" for piqa); an option the reader
 // does not take is an InvalidArgument error.
 //

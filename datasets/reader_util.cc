@@ -136,7 +136,16 @@ absl::StatusOr<JsonRecord> JsonRecord::Parse(const Line& line, absl::string_view
   return JsonRecord(*std::move(value), std::string(path), line.number);
 }
 
+JsonRecord JsonRecord::FromArrayElement(JsonValue value, std::string path, int64_t index) {
+  JsonRecord r(std::move(value), std::move(path), index);
+  r.array_element_ = true;
+  return r;
+}
+
 absl::Status JsonRecord::Error(absl::string_view what) const {
+  if (array_element_) {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": record ", line_, ": ", what));
+  }
   return LineError(path_, line_, what);
 }
 
@@ -173,6 +182,24 @@ absl::StatusOr<std::vector<JsonRecord>> ReadJsonl(absl::string_view path) {
   for (const Line& line : lines) {
     FOCAL_ASSIGN_OR_RETURN(JsonRecord record, JsonRecord::Parse(line, path));
     records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<std::vector<JsonRecord>> ReadJsonRecords(absl::string_view path) {
+  FOCAL_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  const size_t first = contents.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || contents[first] != '[') return ReadJsonl(path);
+  FOCAL_ASSIGN_OR_RETURN(JsonValue all, ParseJson(contents, path));
+  std::vector<JsonRecord> records;
+  records.reserve(all.array().size());
+  for (size_t i = 0; i < all.array().size(); ++i) {
+    if (!all.array()[i].is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": record ", i, ": expected a JSON object"));
+    }
+    records.push_back(
+        JsonRecord::FromArrayElement(all.array()[i], std::string(path), static_cast<int64_t>(i)));
   }
   return records;
 }

@@ -49,6 +49,10 @@ class JsonRecord {
   // Parses one line; malformed JSON is reported as "<path>:<line>:<col>: ...".
   static absl::StatusOr<JsonRecord> Parse(const Line& line, absl::string_view path);
 
+  // Element `index` of a JSON array file; errors read "<path>: record
+  // <index>: ..." (0-based, the array index).
+  static JsonRecord FromArrayElement(JsonValue value, std::string path, int64_t index);
+
   const JsonValue& value() const { return value_; }
   int64_t line() const { return line_; }
 
@@ -70,10 +74,15 @@ class JsonRecord {
   JsonValue value_;
   std::string path_;
   int64_t line_ = 0;
+  bool array_element_ = false;  // line_ is then the array index
 };
 
 // Reads a whole .jsonl file into records (every line must be a JSON object).
 absl::StatusOr<std::vector<JsonRecord>> ReadJsonl(absl::string_view path);
+
+// A .jsonl file, or a file holding one JSON array of objects (HotpotQA's and
+// SQuAD-style original releases; detected by its first non-blank character).
+absl::StatusOr<std::vector<JsonRecord>> ReadJsonRecords(absl::string_view path);
 
 }  // namespace focal::datasets
 

@@ -169,7 +169,8 @@ absl::StatusOr<std::pair<std::string, std::string>> HotpotParagraph(const JsonRe
 }
 
 absl::StatusOr<QaPool> ReadHotpotQa(const std::string& path) {
-  FOCAL_ASSIGN_OR_RETURN(std::vector<JsonRecord> records, ReadJsonl(path));
+  // jsonl, or the original release's one JSON array (RULER's hotpotqa.json).
+  FOCAL_ASSIGN_OR_RETURN(std::vector<JsonRecord> records, ReadJsonRecords(path));
   QaPool pool;
   // (title, doc text) per record, then the sorted pool.
   std::vector<std::vector<std::pair<std::string, std::string>>> contexts(records.size());

@@ -191,7 +191,9 @@ absl::StatusOr<std::vector<Group>> PlanGroups(const LongContextOptions& o,
     datasets::GeneratorRequest req;
     req.task = spec.name();
     req.options.insert(spec.generator_options().begin(), spec.generator_options().end());
-    if (!o.data_dir.empty()) {
+    if (auto it = o.task_data.find(spec.name()); it != o.task_data.end()) {
+      req.files = it->second.files;
+    } else if (!o.data_dir.empty()) {
       for (const auto& [role, rel] : spec.data_files()) {
         req.files[role] = absl::StrCat(o.data_dir, "/", rel);
       }
@@ -360,6 +362,17 @@ void AddTaskResults(const LongContextOptions& o, Scores& scores, reports::ModelR
       tr = run.add_tasks();
       tr->set_task(key.task);
       tr->set_version(versions.at(key.task));
+    }
+    if (auto it = o.task_data.find(key.task);
+        it != o.task_data.end() && tr->data_source().empty()) {
+      const datasets::ResolvedFiles& f = it->second;
+      tr->set_data_source(datasets::DataOriginName(f.origin));
+      for (const auto& [role, path] : f.files) {
+        tr->set_data_path(
+            absl::StrCat(tr->data_path(), tr->data_path().empty() ? "" : ",", role, "=", path));
+        tr->set_data_sha256(absl::StrCat(tr->data_sha256(), tr->data_sha256().empty() ? "" : ",",
+                                         role, "=", f.sha256.at(role)));
+      }
     }
     for (const auto& [name, xs] : metrics) {
       const tasks::MetricDef& def = *tasks::FindMetric(name);

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "datasets/catalog.h"
 #include "datasets/generator.h"
 #include "engine/task_details.h"
 #include "model/language_model.h"
@@ -28,6 +30,10 @@ struct LongContextOptions {
   std::vector<double> gold_depths;        // hotpotqa_long; one or the sweep
   uint64_t seed = 42;                     // RULER's random_seed
   std::string data_dir;                   // specs' data_files are relative to it; empty = bundled
+  // Each task's data files as the harness resolved them (--data-dir, the
+  // fetched data, or the generator's bundled samples); tasks absent here read
+  // their spec's data_files under data_dir.
+  std::map<std::string, datasets::ResolvedFiles> task_data;
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t max_batch = 8;

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "base/asset_root.h"
 #include "harness/commands.h"
 #include "harness/compare.h"
+#include "harness/data_command.h"
 #include "harness/runner.h"
 
 namespace {
@@ -42,15 +44,25 @@ struct RunFlags {
   bool list_tasks = false, no_progress = false;
 };
 
+// Where tasks find their data (`run`, `compare`, `data`).
+void AddDataFlags(CLI::App* cmd, RunFlags& f) {
+  cmd->add_option("--task-specs", f.opts.extra_spec_dirs,
+                  "directory of extra task specs (*.textproto); repeatable");
+  cmd->add_option("--data-dir", f.opts.data_dir,
+                  "data directory in the ../shared/data layout (default: the fetched data, "
+                  "else the bundled samples)");
+  cmd->add_option("--data", f.data_overrides, "TASK=PATH: read one task's data from PATH");
+  f.opts.data_cache = focal::DataCacheDir();
+  cmd->add_option("--data-cache", f.opts.data_cache,
+                  "the real data scripts/fetch_data.sh fetched (none: the bundled samples only)")
+      ->capture_default_str();
+}
+
 void AddRunFlags(CLI::App* cmd, RunFlags& f) {
   cmd->add_option("--tasks", f.opts.tasks, "comma-separated task or group names, or all")
       ->capture_default_str();
   cmd->add_flag("--list-tasks", f.list_tasks, "list the tasks and groups, then exit");
-  cmd->add_option("--task-specs", f.opts.extra_spec_dirs,
-                  "directory of extra task specs (*.textproto); repeatable");
-  cmd->add_option("--data-dir", f.opts.data_dir,
-                  "data directory in the ../shared/data layout (default: bundled samples)");
-  cmd->add_option("--data", f.data_overrides, "TASK=PATH: read one task's data from PATH");
+  AddDataFlags(cmd, f);
   cmd->add_option("--limit", f.opts.limit, "first N documents per task (0: all)")
       ->capture_default_str();
   cmd->add_option("--shard", f.shard,
@@ -125,6 +137,7 @@ int FinishRunFlags(RunFlags& f) {
       !split(f.fewshot_overrides, "--fewshot-data", f.opts.fewshot_data)) {
     return 2;
   }
+  if (f.opts.data_cache == "none") f.opts.data_cache.clear();
   if (f.add_bos == "auto") {
     f.opts.bos = focal::engine::BosPolicy::kAuto;
   } else if (f.add_bos == "always") {
@@ -248,6 +261,17 @@ int main(int argc, char** argv) {
                       "pair their per-document values instead of running models");
   AddRunFlags(compare, cmp_flags);
 
+  RunFlags data_flags;
+  CLI::App* data = app.add_subcommand(
+      "data", "where each task's data comes from (fetched, your files, samples) and its check");
+  data->require_subcommand(1);
+  CLI::App* data_list = data->add_subcommand(
+      "list", "per task: source, file, documents and hash check; then the fetched files");
+  CLI::App* data_verify =
+      data->add_subcommand("verify", "as list, failing when a fetched file is missing or changed");
+  AddDataFlags(data_list, data_flags);
+  AddDataFlags(data_verify, data_flags);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -284,6 +308,10 @@ int main(int argc, char** argv) {
     if (int rc = FinishRunFlags(cmp_flags); rc >= 0) return rc;
     return Finish(focal::harness::RunCompare(cmp_flags.opts, base_spec, focal_specs, report_dir,
                                              cmp, std::cout));
+  }
+  if (data->parsed()) {
+    if (int rc = FinishRunFlags(data_flags); rc >= 0) return rc;
+    return Finish(focal::harness::RunDataList(data_flags.opts, data_verify->parsed(), std::cout));
   }
   if (report->parsed()) {
     return Finish(focal::harness::RunReport(report_files, report_format, report_baseline,

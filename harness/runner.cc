@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/asset_root.h"
 #include "base/file_util.h"
@@ -22,10 +23,12 @@
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "base/thread_pool.h"
+#include "datasets/catalog.h"
 #include "datasets/reader.h"
 #include "engine/long_context_runner.h"
 #include "engine/progress.h"
 #include "harness/commands.h"
+#include "harness/task_data.h"
 #include "kernels/backend.h"
 #include "model/language_model.h"
 #include "reports/results_writer.h"
@@ -44,6 +47,9 @@ constexpr char kHarnessVersion[] = "0.2.0";
 struct TaskData {
   const tasks::Task* task;
   std::string path;
+  std::string reader;
+  datasets::DataOrigin origin = datasets::DataOrigin::kSample;
+  std::string note;  // the resolution's (sample, user file not the reference's)
   std::string sha256;
   std::string fewshot_path;
   int64_t total_docs = 0;
@@ -51,39 +57,32 @@ struct TaskData {
   std::vector<std::vector<tasks::LoglikelihoodRequest>> requests;  // per doc
 };
 
-absl::StatusOr<std::string> FileSha256(const std::string& path) {
-  FOCAL_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
-  Sha256 h;
-  h.Update(f.data(), f.size());
-  return h.HexDigest();
+// The non-empty notes, "; " between them.
+std::string JoinNotes(std::initializer_list<std::string> notes) {
+  std::string out;
+  for (const std::string& n : notes) {
+    if (!n.empty()) absl::StrAppend(&out, out.empty() ? "" : "; ", n);
+  }
+  return out;
 }
 
-// --data TASK=PATH, else --data-dir/<spec data_path>, else the bundled sample.
-absl::StatusOr<std::string> DataPath(const RunOptions& o, const tasks::TaskSpec& spec) {
-  if (auto it = o.data.find(spec.name()); it != o.data.end()) return it->second;
-  if (!o.data_dir.empty() && !spec.data_path().empty()) {
-    return absl::StrCat(o.data_dir, "/", spec.data_path());
-  }
-  if (o.data_dir.empty() && !spec.sample_path().empty()) {
-    return absl::StrCat(AssetRoot(), "/", spec.sample_path());
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "task '", spec.name(), "' has no ", o.data_dir.empty() ? "bundled sample" : "data_path",
-      "; give its file with --data ", spec.name(), "=PATH"));
-}
-
-absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) {
+absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task,
+                                  const datasets::DataCatalog& catalog) {
   TaskData td;
   td.task = &task;
-  FOCAL_ASSIGN_OR_RETURN(td.path, DataPath(o, task.spec()));
+  FOCAL_ASSIGN_OR_RETURN(datasets::ResolvedData rd, ResolveData(o, task.spec(), catalog));
+  td.path = rd.path;
+  td.reader = rd.reader;
+  td.origin = rd.origin;
+  td.note = rd.note;
+  td.sha256 = rd.sha256;
   // Reader options from the spec; file names in them are relative to the
   // data file's directory. (PIQA's labels default to <stem>-labels.lst beside
   // the data, which fits both ../shared/data and the bundled samples.)
   std::map<std::string, std::string> opts(task.spec().reader_options().begin(),
                                           task.spec().reader_options().end());
-  auto docs = datasets::ReadDocs(task.spec().reader(), td.path, opts);
+  auto docs = datasets::ReadDocs(td.reader, td.path, opts);
   if (!docs.ok()) return Annotate(docs.status(), absl::StrCat("task ", task.name()));
-  FOCAL_ASSIGN_OR_RETURN(td.sha256, FileSha256(td.path));
   td.total_docs = static_cast<int64_t>(docs->size());
   // Few-shot pool: --fewshot-data, else the evaluated file itself; which
   // draws drop the current document: task_spec.proto, fewshot_excludes_doc.
@@ -91,7 +90,7 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
   const bool separate = o.fewshot_data.count(task.name()) > 0;
   if (o.num_fewshot > 0 && separate) {
     const std::string& fpath = o.fewshot_data.at(task.name());
-    auto pool = datasets::ReadDocs(task.spec().reader(), fpath, opts);
+    auto pool = datasets::ReadDocs(td.reader, fpath, opts);
     if (!pool.ok()) return Annotate(pool.status(), absl::StrCat("task ", task.name(), " few-shot"));
     separate_pool = std::move(*pool);
     td.fewshot_path = fpath;
@@ -126,13 +125,6 @@ absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task) 
   return td;
 }
 
-absl::StatusOr<tasks::TaskRegistry> LoadRegistry(const RunOptions& o) {
-  std::vector<std::string> dirs = {o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs")
-                                                      : o.spec_dir};
-  dirs.insert(dirs.end(), o.extra_spec_dirs.begin(), o.extra_spec_dirs.end());
-  return tasks::TaskRegistry::Load(dirs);
-}
-
 // The selected tasks by how they run: loglikelihood requests through the
 // scorer, generation tasks through the long-context runner.
 struct TaskSelection {
@@ -165,10 +157,14 @@ absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o,
 }
 
 absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
-    const RunOptions& o, const std::vector<const tasks::Task*>& generation) {
+    const RunOptions& o, const std::vector<const tasks::Task*>& generation,
+    const datasets::DataCatalog& catalog) {
   engine::LongContextOptions lco;
   if (generation.empty()) return lco;
   lco.tasks = generation;
+  for (const tasks::Task* t : generation) {
+    FOCAL_ASSIGN_OR_RETURN(lco.task_data[t->name()], ResolveGeneratorFiles(o, t->spec(), catalog));
+  }
   FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
   FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
   lco.samples = o.limit > 0 ? o.limit : 500;
@@ -210,6 +206,7 @@ reports::RunResults NewResults(const RunOptions& o, const TaskSelection& sel) {
   cfg->set_num_fewshot(o.num_fewshot);
   cfg->set_batch_tokens(o.batch_tokens);
   cfg->set_data_dir(o.data_dir);
+  cfg->set_data_cache(o.data_cache);
   cfg->set_harness_version(kHarnessVersion);
   cfg->set_git_commit(FOCAL_GIT_COMMIT);
   return results;
@@ -378,7 +375,13 @@ std::string SampleLine(const LoadedModel& lm, const TaskData& td, size_t di,
       .DoubleArray("loglikelihoods", lls)
       .BoolArray("is_greedy", greedy)
       .Int("prediction", ds.prediction);
-  if (task.spec().output_type() == tasks::MULTIPLE_CHOICE) {
+  if (task.spec().output_type() == tasks::MULTIPLE_INPUT) {
+    std::vector<std::string> contexts;
+    for (const auto& r : td.requests[di]) contexts.push_back(r.context);
+    line.StringArray("contexts", contexts);
+  }
+  if (task.spec().output_type() == tasks::MULTIPLE_CHOICE ||
+      task.spec().output_type() == tasks::MULTIPLE_INPUT) {
     line.Int("gold", td.docs[di].gold);
   } else {
     line.String("gold", td.requests[di][0].continuation);
@@ -448,8 +451,9 @@ absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td
   tr->set_num_docs(static_cast<int64_t>(td.docs.size()));
   tr->set_num_docs_total(td.total_docs);
   tr->set_data_path(td.path);
-  tr->set_reader(task.spec().reader());
-  tr->set_note(datasets::ReaderCaveat(task.spec().reader()));
+  tr->set_reader(td.reader);
+  tr->set_note(JoinNotes({datasets::ReaderCaveat(td.reader), td.note}));
+  tr->set_data_source(datasets::DataOriginName(td.origin));
   tr->set_data_sha256(td.sha256);
   tr->set_fewshot_path(td.fewshot_path);
   int64_t nreq = 0;
@@ -605,15 +609,26 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   if (o.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be >= 1");
   FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
   FOCAL_ASSIGN_OR_RETURN(TaskSelection selection, SelectTasks(o, registry));
+  FOCAL_ASSIGN_OR_RETURN(const datasets::DataCatalog catalog, datasets::DataCatalog::LoadDefault());
   // Read every task's data before loading any model: bad data fails fast.
   std::vector<TaskData> data;
+  std::vector<std::string> on_samples;
   for (const tasks::Task* t : selection.loglikelihood) {
-    FOCAL_ASSIGN_OR_RETURN(TaskData td, LoadTask(o, *t));
+    FOCAL_ASSIGN_OR_RETURN(TaskData td, LoadTask(o, *t, catalog));
+    if (td.origin == datasets::DataOrigin::kSample) on_samples.push_back(t->name());
     data.push_back(std::move(td));
   }
   FOCAL_ASSIGN_OR_RETURN(engine::LongContextOptions lco,
-                         MakeLongContextOptions(o, selection.generation));
+                         MakeLongContextOptions(o, selection.generation, catalog));
+  for (const auto& [name, files] : lco.task_data) {
+    if (files.origin == datasets::DataOrigin::kSample) on_samples.push_back(name);
+  }
   reports::RunResults results = NewResults(o, selection);
+  if (!on_samples.empty()) {
+    results.mutable_config()->set_data_warning(
+        absl::StrCat(datasets::kSampleWarning, " (", absl::StrJoin(on_samples, ", "), ")"));
+    std::cerr << "focal-eval: " << results.config().data_warning() << "\n";
+  }
 
   std::string device_note;
   FOCAL_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kernels::Backend>> backends,

@@ -26,7 +26,11 @@ struct RunOptions {
   std::vector<std::optional<double>> model_temperatures;
   std::optional<double> focal_temperature;
   std::string tasks = "commonsense,lambada_openai";
-  std::string data_dir;                             // empty: bundled samples
+  std::string data_dir;  // the ../shared/data layout (specs' data_path)
+  // The fetched data (scripts/fetch_data.sh; the CLI's default is
+  // DataCacheDir()); empty: none, so tasks without --data / --data-dir run on
+  // the bundled samples.
+  std::string data_cache;
   std::map<std::string, std::string> data;          // --data TASK=PATH
   std::map<std::string, std::string> fewshot_data;  // --fewshot-data TASK=PATH
   std::string spec_dir;                             // empty: <asset root>/tasks/specs

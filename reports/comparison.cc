@@ -356,9 +356,12 @@ std::vector<std::string> LengthCategories(const ComparisonReport& rep) {
 
 std::string ComparisonMarkdown(const ComparisonReport& rep) {
   const ModelRun& b = rep.runs().models(0);
-  std::string out =
-      absl::StrCat("# focal-eval comparison\n\nBase: `", b.model_path(), "` (", b.variant(),
-                   ", weights ", b.weights_sha256().substr(0, 12), ")\n");
+  std::string out = "# focal-eval comparison\n\n";
+  if (!rep.runs().config().data_warning().empty()) {
+    absl::StrAppend(&out, "**Warning:** ", rep.runs().config().data_warning(), "\n\n");
+  }
+  absl::StrAppend(&out, "Base: `", b.model_path(), "` (", b.variant(), ", weights ",
+                  b.weights_sha256().substr(0, 12), ")\n");
   for (int i = 1; i < rep.runs().models_size(); ++i) {
     const ModelRun& f = rep.runs().models(i);
     absl::StrAppend(&out, "Focal: `", f.model_path(), "` (", f.variant(), ", weights ",

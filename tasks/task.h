@@ -57,6 +57,8 @@ class Task {
                                             bool exclude_doc, PyRandom& rnd) const;
   // The choices a document is scored over (spec literals or the doc's own).
   const std::vector<std::string>& Choices(const datasets::Doc& doc) const;
+  // MULTIPLE_INPUT: doc_to_text rendered once per choice, with {{choice}}.
+  absl::StatusOr<std::vector<std::string>> ChoiceContexts(const datasets::Doc& doc) const;
   // Per-document metrics from the results of BuildRequests(doc), in order.
   absl::StatusOr<DocScore> Score(const datasets::Doc& doc,
                                  absl::Span<const LoglikelihoodResult> results) const;

@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/asset_root.h"
 #include "base/json.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
@@ -180,6 +181,30 @@ TEST_F(HotpotQaLongTest, GoldenPrompt) {
   EXPECT_TRUE(MatchesGolden(absl::StrCat("input_sha256: ", Sha256Hex(s.input),
                                          "\noutputs: ", s.outputs[0], "\n", MetaText(s)),
                             absl::StrCat(kGoldenDir, "meta_1024_depth0.5.txt")));
+}
+
+// The whole HotpotQA dev set as fetched (scripts/fetch_data.sh: RULER's
+// hotpotqa.json, one JSON array), what runs read by default: SHA-256s and
+// counts of the first samples at 4096 tokens, gold in the middle.
+TEST_F(HotpotQaLongTest, FetchedDataChecksums) {
+  const std::string path = DataCacheDir() + "/ruler/hotpotqa.json";
+  FOCAL_REQUIRE_FILE(path, "bash scripts/fetch_data.sh");
+  auto samples = MakeHotpotQaLongSamples(4096, 0.5, Options(2, path));
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  std::string text =
+      "# SHA-256 of the input and of the gold of hotpotqa_long samples 0-1 at 4096 tokens,\n"
+      "# gold depth 0.5, on the fetched HotpotQA dev set (stories260K tokenizer), with their\n"
+      "# meta. Regenerate with FOCAL_UPDATE_GOLDENS=1 hotpotqa_long_test.\n";
+  for (const GenerationSample& s : *samples) {
+    absl::StrAppend(&text, s.index, " ", Sha256Hex(s.input), " ", Sha256Hex(s.outputs[0]), "\n");
+    // The data's own text (titles, ids) only as hashes.
+    for (const auto& [k, v] : s.meta) {
+      const bool text_of_the_data = k == "gold_titles" || k == "id";
+      absl::StrAppend(&text, k, text_of_the_data ? "_sha256" : "", ": ",
+                      text_of_the_data ? Sha256Hex(v) : v, "\n");
+    }
+  }
+  EXPECT_TRUE(MatchesGolden(text, absl::StrCat(kGoldenDir, "checksums_fetched.txt")));
 }
 
 // Every length and depth: the input fits with the 32 generated tokens, one

@@ -10,6 +10,7 @@
 
 #include "base/sha256.h"
 #include "datasets/reader.h"
+#include "datasets/reader_util.h"
 #include "datasets/text_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -193,7 +194,66 @@ TEST(ReadersTest, LambadaStandardSample) {
 
 TEST(ReadersTest, ReaderIdsAreSorted) {
   EXPECT_THAT(ReaderIds(), ElementsAre("arc", "boolq", "hellaswag", "hellaswag_llamacpp", "lambada",
-                                       "lambada_plain", "piqa"));
+                                       "lambada_plain", "piqa", "winogrande"));
+}
+
+// A JSON array of objects (HotpotQA's original release) reads like jsonl;
+// errors name the record by its index.
+TEST(ReadersTest, JsonArrayFilesAreReadAsRecords) {
+  const std::string dir = testing::MakeTempDir("array");
+  testing::WriteStringToFile(dir + "/a.json", "\n [{\"q\": \"x\"}, {\"q\": 2}]");
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::vector<JsonRecord> r, ReadJsonRecords(dir + "/a.json"));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(*r[0].String("q"), "x");
+  EXPECT_THAT(r[1].String("q"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a.json: record 1: ")));
+  testing::WriteStringToFile(dir + "/b.json", "[{\"q\": \"x\"}, 3]");
+  EXPECT_THAT(ReadJsonRecords(dir + "/b.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("b.json: record 1: expected a JSON object")));
+  testing::WriteStringToFile(dir + "/c.jsonl", "{\"q\": \"y\"}\n");
+  FOCAL_ASSERT_OK_AND_ASSIGN(r, ReadJsonRecords(dir + "/c.jsonl"));
+  EXPECT_EQ(*r[0].String("q"), "y");
+}
+
+// --- WinoGrande: lm-eval's split of the sentence at its blank ---------------
+
+TEST(ReadersTest, WinograndeSplitsAtTheBlankAsLmEval) {
+  const std::string path = testing::MakeTempDir("wg") + "/dev.jsonl";
+  testing::WriteStringToFile(
+      path, R"({"sentence": "Ann thanked Bo because _ \u00a0had helped. ", "option1": "Ann", )"
+            R"("option2": "Bo", "answer": "2"})"
+            "\n"
+            R"({"qID": "x", "sentence": "_ won.", "option1": "A", "option2": "B", "answer": "1"})"
+            "\n");
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::vector<Doc> docs, ReadDocs("winogrande", path, {}));
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].fields.at("prefix"), "Ann thanked Bo because ");
+  // Python's str.strip(): the no-break space goes too.
+  EXPECT_EQ(docs[0].fields.at("continuation"), "had helped.");
+  EXPECT_EQ(docs[0].choices, (std::vector<std::string>{"Ann", "Bo"}));
+  EXPECT_EQ(docs[0].gold, 1);
+  EXPECT_EQ(docs[1].fields.at("prefix"), "");
+  EXPECT_EQ(docs[1].gold, 0);
+  FOCAL_ASSERT_OK_AND_ASSIGN(
+      docs, ReadDocs("winogrande", testing::SourcePath("datasets/samples/winogrande.jsonl"), {}));
+  EXPECT_EQ(docs.size(), 30u);
+}
+
+TEST(ReadersTest, WinograndeWithoutABlankOrAnswerIsRefusedNamingTheLine) {
+  const std::string path = testing::MakeTempDir("wg") + "/bad.jsonl";
+  testing::WriteStringToFile(
+      path, R"({"sentence": "no blank", "option1": "a", "option2": "b", "answer": "1"})"
+            "\n");
+  EXPECT_THAT(ReadDocs("winogrande", path, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("bad.jsonl:1"), HasSubstr("no blank"))));
+  testing::WriteStringToFile(
+      path, R"({"sentence": "a _ b", "option1": "a", "option2": "b", "answer": ""})"
+            "\n");
+  EXPECT_THAT(ReadDocs("winogrande", path, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("bad.jsonl:1"), HasSubstr("answer"))));
 }
 
 // --- HellaSwag original jsonl and lm-eval's preprocess() --------------------

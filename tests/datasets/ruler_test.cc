@@ -660,6 +660,42 @@ TEST(RulerSharedDataTest, RealFilesChecksums) {
   EXPECT_TRUE(MatchesGolden(text, absl::StrCat(kGoldenDir, "checksums_shared.txt")));
 }
 
+// --- The fetched data (scripts/fetch_data.sh; what runs read by default) ---------------------
+
+// The same tasks on RULER's own files as fetched from its package: its Paul
+// Graham essays, SQuAD v2.0 dev (answerable questions only) and the whole
+// HotpotQA dev set (a JSON array). SHA-256s and counts only.
+TEST(RulerFetchedDataTest, RealFilesChecksums) {
+  GeneratorOptions o = Options(2);
+  o.essay_haystack = DataCacheDir() + "/ruler/PaulGrahamEssays.json";
+  o.squad = DataCacheDir() + "/ruler/squad.json";
+  o.hotpotqa = DataCacheDir() + "/ruler/hotpotqa.json";
+  for (const std::string& path : {o.essay_haystack, o.squad, o.hotpotqa}) {
+    FOCAL_REQUIRE_FILE(path, "bash scripts/fetch_data.sh");
+  }
+  std::string text =
+      "# SHA-256 of the input and of the golds joined by \"\\n\" of samples 0-1, with\n"
+      "# meta counts, of the essay and qa RULER tasks at 2048 on the fetched data\n"
+      "# (scripts/fetch_data.sh; seed 42, stories260K tokenizer with BOS). Regenerate with\n"
+      "# FOCAL_UPDATE_GOLDENS=1 ruler_test.\n";
+  for (const std::string task :
+       {"ruler_niah_single_2", "ruler_niah_multivalue", "ruler_qa_1", "ruler_qa_2"}) {
+    auto samples = MakeRulerSamples(task, 2048, o);
+    ASSERT_TRUE(samples.ok()) << task << ": " << samples.status();
+    for (const GenerationSample& s : *samples) {
+      absl::StrAppend(&text, task, " 2048 ", s.index, " ", Sha256Hex(s.input), " ",
+                      Sha256Hex(absl::StrJoin(s.outputs, "\n")),
+                      " input_tokens=", s.meta.at("input_tokens"));
+      for (const char* key : {"haystack_repeated", "pool_docs", "docs_repeated", "questions_usable",
+                              "questions_skipped"}) {
+        if (s.meta.count(key)) absl::StrAppend(&text, " ", key, "=", s.meta.at(key));
+      }
+      absl::StrAppend(&text, "\n");
+    }
+  }
+  EXPECT_TRUE(MatchesGolden(text, absl::StrCat(kGoldenDir, "checksums_fetched.txt")));
+}
+
 // --- Long lengths ------------------------------------------------------------------------
 
 TEST(RulerTest, SomeTasksAt128K) {

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "absl/strings/strip.h"
+#include "base/asset_root.h"
 #include "base/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -49,6 +51,22 @@ std::map<std::string, std::string> SharedTaskFiles() {
           {"lambada_standard", d + "lambada/lambada_test_plain_text.txt"}};
 }
 
+ParityCase FetchedDataCase(std::string model, std::string model_hint, const std::string& golden,
+                           const std::map<std::string, std::string>& files, int64_t limit) {
+  ParityCase c;
+  c.model = std::move(model);
+  c.model_hint = std::move(model_hint);
+  c.golden_dir = testing::SourcePath("tests/testdata/golden/" + golden + "/");
+  c.data_root = DataCacheDir() + "/";
+  for (const auto& [task, rel] : files) {
+    c.data[task] = c.data_root + rel;
+    c.required.push_back(c.data[task]);
+  }
+  c.data_hint = "bash scripts/fetch_data.sh";
+  c.limit = limit;
+  return c;
+}
+
 ParityCase SharedDataCase(std::string model, std::string model_hint, const std::string& golden,
                           int64_t limit) {
   ParityCase c;
@@ -65,7 +83,7 @@ ParityCase SharedDataCase(std::string model, std::string model_hint, const std::
 void LmEvalParity::RequireInputs(const ParityCase& c) {
   FOCAL_REQUIRE_FILE(c.model, c.model_hint);
   for (const std::string& f : c.required) {
-    FOCAL_REQUIRE_FILE(f, "../shared beside the source tree");
+    FOCAL_REQUIRE_FILE(f, c.data_hint);
   }
 }
 
@@ -129,13 +147,13 @@ void LmEvalParity::GoldensMatchTheInputs() const {
   ASSERT_NE(meta, nullptr);
   EXPECT_EQ(ModelSha256(c.model), meta->Find("model_sha256")->string_value())
       << c.model << " is not the model the goldens were made with";
+  const std::string root = c.data_root.empty() ? testing::SharedPath("data/") : c.data_root;
   for (const char* key : {"data", "fewshot_data"}) {
     const JsonValue* files = meta->Find(key);
     ASSERT_NE(files, nullptr) << key;
     for (const auto& [task, per_task] : files->members()) {
       for (const auto& [rel, sha] : per_task.members()) {
-        EXPECT_EQ(Sha256Hex(testing::ReadFileOrDie(testing::SharedPath("data/" + rel))),
-                  sha.string_value())
+        EXPECT_EQ(Sha256Hex(testing::ReadFileOrDie(root + rel)), sha.string_value())
             << key << " " << task << ": " << rel;
       }
     }
@@ -143,7 +161,7 @@ void LmEvalParity::GoldensMatchTheInputs() const {
   // The few-shot files we pass are those that filled lm-eval's training split.
   std::map<std::string, std::string> fewshot;
   for (const auto& [task, per_task] : meta->Find("fewshot_data")->members()) {
-    fewshot[task] = testing::SharedPath("data/" + per_task.members().front().first);
+    fewshot[task] = root + per_task.members().front().first;
   }
   EXPECT_EQ(fewshot, c.fewshot_data);
   EXPECT_EQ(meta->Find("limit")->integer(), c.limit);
@@ -166,9 +184,14 @@ void LmEvalParity::EveryRequestMatches() const {
   for (const auto& [task, path] : c.data) {
     SCOPED_TRACE(task);
     const std::vector<JsonValue> golden = ReadJsonLines(c.golden_dir + task + ".jsonl");
-    ASSERT_EQ(static_cast<int64_t>(golden.size()), c.limit);
     ASSERT_EQ(samples_.count(task), 1u);
     const std::vector<JsonValue>& ours = samples_.at(task);
+    // limit 0: the whole split, as the results count it.
+    int64_t docs = c.limit;
+    for (const auto& t : results_.models(0).tasks()) {
+      if (t.task() == task && c.limit == 0) docs = t.num_docs_total();
+    }
+    ASSERT_EQ(static_cast<int64_t>(golden.size()), docs);
     ASSERT_EQ(ours.size(), golden.size());
     const std::vector<engine::TokenizedRequest>& toks = details_.at(task).requests;
     size_t next = 0;  // index into toks: requests in doc order
@@ -183,9 +206,12 @@ void LmEvalParity::EveryRequestMatches() const {
       const auto& reqs = g.Find("requests")->array();
       const auto& conts = o.Find("continuations")->array();
       ASSERT_EQ(reqs.size(), conts.size()) << "doc " << id;
-      const std::string& context = o.Find("context")->string_value();
+      // Multiple-input tasks (WinoGrande) log one context per request.
+      const JsonValue* contexts = o.Find("contexts");
       for (size_t k = 0; k < reqs.size(); ++k) {
         const JsonValue& r = reqs[k];
+        const std::string& context = contexts != nullptr ? contexts->array()[k].string_value()
+                                                         : o.Find("context")->string_value();
         ASSERT_EQ(Sha256Hex(context), r.Find("context_sha256")->string_value())
             << "doc " << id << ": the context differs from lm-eval's";
         ASSERT_EQ(Sha256Hex(conts[k].string_value()), r.Find("continuation_sha256")->string_value())
@@ -233,6 +259,12 @@ void LmEvalParity::EveryRequestMatches() const {
       }
       if (const JsonValue* gold = g.Find("gold")) {
         EXPECT_EQ(o.Find("gold")->integer(), gold->integer()) << "doc " << id;
+      } else if (contexts != nullptr) {
+        // Multiple input: lm-eval logs the shared continuation (without the
+        // target delimiter) as the target; the gold index is in the metrics.
+        absl::string_view cont = conts[0].string_value();
+        absl::ConsumePrefix(&cont, " ");
+        EXPECT_EQ(Sha256Hex(cont), g.Find("gold_sha256")->string_value()) << "doc " << id;
       } else {
         EXPECT_EQ(Sha256Hex(o.Find("gold")->string_value()), g.Find("gold_sha256")->string_value())
             << "doc " << id;

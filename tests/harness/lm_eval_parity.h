@@ -24,13 +24,17 @@
 namespace focal::harness {
 
 struct ParityCase {
-  std::string model;                                // GGUF file or HF directory
-  std::string golden_dir;                           // ends in '/'
-  std::map<std::string, std::string> data;          // task -> file, as --data TASK=PATH
-  std::map<std::string, std::string> fewshot_data;  // task -> file, as --fewshot-data
-  std::vector<std::string> required;                // files that must exist
-  std::string model_hint;                           // how to get the model when missing
-  int64_t limit = 200;
+  std::string model;                                           // GGUF file or HF directory
+  std::string golden_dir;                                      // ends in '/'
+  std::map<std::string, std::string> data;                     // task -> file, as --data TASK=PATH
+  std::map<std::string, std::string> fewshot_data;             // task -> file, as --fewshot-data
+  std::vector<std::string> required;                           // files that must exist
+  std::string model_hint;                                      // how to get the model when missing
+  std::string data_hint = "../shared beside the source tree";  // how to get the data
+  // The folder the goldens' data paths (_meta) are relative to; empty:
+  // ../shared/data/. Ends in '/'.
+  std::string data_root;
+  int64_t limit = 200;  // 0: every document
   int num_fewshot = 0;
   // |ll - golden| allowed beyond 1e-4 and two float32 ulps, per continuation
   // token (lm-eval's float32 log_softmax over a large vocabulary; see
@@ -44,6 +48,10 @@ std::map<std::string, std::string> SharedTaskFiles();
 // A zero-shot case over SharedTaskFiles() (PIQA's labels required too).
 ParityCase SharedDataCase(std::string model, std::string model_hint, const std::string& golden,
                           int64_t limit);
+// A zero-shot case over files of the data cache (scripts/fetch_data.sh),
+// task -> path under it, as tests/reference/task_files.py's FETCHED_FILES.
+ParityCase FetchedDataCase(std::string model, std::string model_hint, const std::string& golden,
+                           const std::map<std::string, std::string>& files, int64_t limit);
 
 // One evaluation of a case, then the three checks (gtest EXPECTs).
 class LmEvalParity {

@@ -70,9 +70,14 @@ TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
   EXPECT_EQ(m.variant(), "base");
   EXPECT_EQ(m.bos_policy(), "bos");
   EXPECT_EQ(m.weights_sha256().size(), 64u);
-  ASSERT_EQ(m.tasks_size(), 7);
+  ASSERT_EQ(m.tasks_size(), 8);
+  // Bundled samples: every task says so, and the run says it once.
+  EXPECT_THAT(res.config().data_warning(), HasSubstr("these scores mean nothing"));
+  EXPECT_THAT(r.out, HasSubstr("**Warning:** bundled format samples"));
+  EXPECT_THAT(r.err, HasSubstr("scripts/fetch_data.sh"));
   int64_t requests = 0;
   for (const auto& t : m.tasks()) {
+    EXPECT_EQ(t.data_source(), "sample") << t.task();
     EXPECT_EQ(t.num_docs(), 6) << t.task();
     EXPECT_GE(t.num_docs_total(), 6);
     EXPECT_EQ(t.data_sha256().size(), 64u);
@@ -81,9 +86,9 @@ TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
   }
   EXPECT_GT(m.tokens_processed(), 0);
   EXPECT_EQ(m.cached_requests(), 0);
-  EXPECT_EQ(res.config().tasks_size(), 7);
+  EXPECT_EQ(res.config().tasks_size(), 8);
   auto samples = Samples(dir + "/s.jsonl");
-  EXPECT_EQ(samples.size(), 7u);
+  EXPECT_EQ(samples.size(), 8u);
   EXPECT_EQ(samples["piqa"].size(), 6u);
   EXPECT_EQ(samples["piqa"][0].size(), 2u);
 
@@ -93,7 +98,7 @@ TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
   reports::RunResults res2 = Load(dir + "/r.json");
   EXPECT_EQ(res2.models(0).cached_requests(), requests);
   EXPECT_EQ(res2.models(0).tokens_processed(), 0);
-  for (int t = 0; t < 7; ++t) {
+  for (int t = 0; t < 8; ++t) {
     for (int k = 0; k < m.tasks(t).metrics_size(); ++k) {
       EXPECT_EQ(res2.models(0).tasks(t).metrics(k).value(), m.tasks(t).metrics(k).value());
     }

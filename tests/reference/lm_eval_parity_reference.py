@@ -61,8 +61,18 @@ DEFAULT_MODEL = os.path.join(
 BATCH_SIZE = 1
 BOOTSTRAP_ITERS = 100000  # lm-eval's default
 
-# Files under ../shared/data per task (the C++ test passes the same paths with --data).
-from task_files import DATA_FILES  # noqa: E402
+# Files under ../shared/data per task (the C++ test passes the same paths with --data), or
+# under the data cache (--data-layout fetched).
+from task_files import DATA_FILES, FETCHED_FILES  # noqa: E402
+
+
+def data_cache():
+    """Where scripts/fetch_data.sh puts the data (as base/asset_root.cc, DataCacheDir())."""
+    if os.environ.get("FOCAL_DATA_CACHE") not in (None, "", "none"):
+        return os.environ["FOCAL_DATA_CACHE"]
+    root = os.environ.get("FOCAL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "focal-eval")
+    return os.path.join(root, "data")
 
 
 def sha256_hex(data):
@@ -154,6 +164,12 @@ _READERS = {
     "arc_easy": _arc, "arc_challenge": _arc, "hellaswag": _hellaswag, "piqa": _piqa,
     "boolq": _boolq, "lambada_openai": _lambada_openai, "lambada_standard": _lambada_standard,
 }
+# The fetched files are already in the HF schemas: each line is a row as is.
+_FETCHED_READERS = {task: _jsonl for task in FETCHED_FILES}
+
+# The layout main() selects: (files per task, readers per task).
+LAYOUTS = {"shared": (DATA_FILES, _READERS), "fetched": (FETCHED_FILES, _FETCHED_READERS)}
+FILES, READERS = LAYOUTS["shared"]
 
 
 def _split_names(cfg):
@@ -172,7 +188,7 @@ def make_loader(task, shared_data, cfg, fewshot_files=None):
     ../shared has no such data. A config with none of those (lambada_openai) draws its few-shot
     examples from the evaluated split itself, the current document not excluded either.
     """
-    paths = [os.path.join(shared_data, p) for p in DATA_FILES[task]]
+    paths = [os.path.join(shared_data, p) for p in FILES[task]]
     eval_split = cfg.get("test_split") or cfg.get("validation_split")
     fewshot_split = cfg.get("fewshot_split") or cfg.get("training_split") or (
         cfg.get("validation_split") if cfg.get("validation_split") != eval_split else None)
@@ -181,12 +197,12 @@ def make_loader(task, shared_data, cfg, fewshot_files=None):
                          "split; --fewshot-data does not apply")
 
     def load(**_metadata):
-        ds = datasets.Dataset.from_list(_READERS[task](*paths))
+        ds = datasets.Dataset.from_list(READERS[task](*paths))
         out = {name: ds.select([]) for name in _split_names(cfg)}
         out[eval_split] = ds
         if fewshot_files:
             out[fewshot_split] = datasets.Dataset.from_list(
-                _READERS[task](*[os.path.join(shared_data, p) for p in fewshot_files]))
+                READERS[task](*[os.path.join(shared_data, p) for p in fewshot_files]))
         return out
 
     return load
@@ -376,9 +392,13 @@ def main():
     ap.add_argument("--model", default=DEFAULT_MODEL, help="HF checkpoint directory or .gguf file")
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "testdata", "golden", "lm_eval_smollm2"),
                     help="golden output directory")
-    ap.add_argument("--shared-data", default=os.path.join(os.path.dirname(REPO), "shared", "data"))
+    ap.add_argument("--shared-data", default=None,
+                    help="the data folder (default: ../shared/data, or with --data-layout "
+                         "fetched the data cache)")
+    ap.add_argument("--data-layout", choices=sorted(LAYOUTS), default="shared",
+                    help="shared: ../shared/data's files; fetched: scripts/fetch_data.sh's")
     ap.add_argument("--tasks", default=",".join(TASKS))
-    ap.add_argument("--limit", type=int, default=200, help="first N documents per task")
+    ap.add_argument("--limit", type=int, default=200, help="first N documents per task (0: all)")
     ap.add_argument("--num-fewshot", type=int, default=0,
                     help="few-shot examples per document (lm-eval's sampler and default seed 1234)")
     ap.add_argument("--fewshot-data", action="append", default=[], metavar="TASK=FILE",
@@ -388,7 +408,13 @@ def main():
                     help="torch threads (1: fixed reduction order, byte-identical reruns)")
     ap.add_argument("--no-write", action="store_true", help="run and check, write nothing (timing)")
     args = ap.parse_args()
+    global FILES, READERS
+    FILES, READERS = LAYOUTS[args.data_layout]
+    if args.shared_data is None:
+        args.shared_data = (os.path.join(os.path.dirname(REPO), "shared", "data")
+                            if args.data_layout == "shared" else data_cache())
     tasks = args.tasks.split(",")
+    DATA_FILES = FILES  # noqa: N806  (below: the files of the selected layout)
     fewshot_data = {}
     for item in args.fewshot_data:
         task, sep, rel = item.partition("=")
@@ -411,7 +437,7 @@ def main():
     specs, sources = task_specs(task_manager, tasks, args.shared_data, fewshot_data)
     t0 = time.time()
     out = lm_eval.simple_evaluate(
-        model=lm, tasks=specs, task_manager=task_manager, limit=args.limit, log_samples=True,
+        model=lm, tasks=specs, task_manager=task_manager, limit=args.limit or None, log_samples=True,
         num_fewshot=args.num_fewshot or None,
         # bootstrap_iters and all seeds left at lm-eval's defaults (100000; 0/1234/1234/1234)
     )
@@ -419,7 +445,8 @@ def main():
     print(f"model load {t_load:.1f} s, simple_evaluate {t_eval:.1f} s "
           f"({args.threads} torch threads, {len(tasks)} tasks, limit {args.limit})", flush=True)
 
-    rows = {task: doc_rows(lm, task, out["samples"][task], args.limit) for task in tasks}
+    rows = {task: doc_rows(lm, task, out["samples"][task], args.limit or len(out["samples"][task]))
+            for task in tasks}
     fed = {(sha256_hex(c), sha256_hex(k)): v for (c, k), v in lm.fed.items()}
     self_check(lm, fed, rows)
     own = model_tokenizer(args.model)
@@ -438,6 +465,7 @@ def main():
         "add_special_tokens_adds": tok.encode("a") != tok.encode("a", add_special_tokens=False),
         "prefix_token_id": lm.prefix_token_id,
         "limit": args.limit, "num_fewshot": args.num_fewshot, "max_length": lm.max_length,
+        "data_layout": args.data_layout,
         "bootstrap_iters": BOOTSTRAP_ITERS,
         "task_configs": {t: {"path": os.path.relpath(p, pkg), "sha256": file_sha256(p)}
                          for t, p in sources.items()},

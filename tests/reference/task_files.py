@@ -6,6 +6,19 @@ that scripts run under a python without lm-eval (bench/lm_eval_compare.py) can s
 ../shared has only ARC-Challenge's dev split: it stands in for lm-eval's test split.
 """
 
+# The same tasks (and WinoGrande) in the data cache scripts/fetch_data.sh fills
+# (datasets/catalog.json), already in the schemas of the HF datasets lm-eval
+# loads: ARC allenai/ai2_arc, HellaSwag's rows, PIQA with its labels, BoolQ
+# aps/super_glue, WinoGrande allenai/winogrande.
+FETCHED_FILES = {
+    "arc_easy": ["arc/ARC-Easy-Test.jsonl"],
+    "arc_challenge": ["arc/ARC-Challenge-Test.jsonl"],
+    "hellaswag": ["hellaswag/hellaswag_val.jsonl"],
+    "piqa": ["piqa/valid.jsonl"],
+    "boolq": ["boolq/validation.jsonl"],
+    "winogrande": ["winogrande/winogrande_xl_dev.jsonl"],
+}
+
 DATA_FILES = {
     "arc_easy": ["arc/ARC-Easy-Test.jsonl"],
     "arc_challenge": ["arc/ARC-Challenge-Dev.jsonl"],

@@ -50,6 +50,49 @@ TEST(TaskTest, MultipleChoiceRequestsAndScores) {
   EXPECT_EQ(s->metrics.at("acc_norm"), 1.0);
 }
 
+// lm-eval's multiple input (WinoGrande): each choice ends its own context,
+// the continuation is shared; few-shot examples use the gold choice's context.
+TEST(TaskTest, MultipleInputRequestsFewshotAndScores) {
+  auto t = Task::FromSpec(Spec(R"(name: "wg" output_type: MULTIPLE_INPUT
+      doc_to_text: "{{prefix}}{{choice}}" doc_to_target: "{{continuation}}"
+      metrics: ["acc", "acc_norm"])"));
+  ASSERT_TRUE(t.ok()) << t.status();
+  datasets::Doc d;
+  d.id = "0";
+  d.fields = {{"prefix", "Ann helped Bo because "}, {"continuation", "was kind."}};
+  d.choices = {"Ann", "Bo"};
+  d.gold = 0;
+  auto reqs = t->BuildRequests(d, "P\n\n");
+  ASSERT_TRUE(reqs.ok()) << reqs.status();
+  ASSERT_EQ(reqs->size(), 2u);
+  EXPECT_EQ((*reqs)[0].context, "P\n\nAnn helped Bo because Ann");
+  EXPECT_EQ((*reqs)[1].context, "P\n\nAnn helped Bo because Bo");
+  EXPECT_EQ((*reqs)[0].continuation, " was kind.");
+  EXPECT_EQ((*reqs)[1].continuation, " was kind.");
+  // acc_norm divides by the length of each choice's context (lm-eval's
+  // doc_to_choice output), 25 and 24 characters: -10/25 < -8/24 picks Bo,
+  // where dividing by the options' lengths (3, 2) would pick Ann.
+  auto s = t->Score(d, std::vector<LoglikelihoodResult>{{-10.0, false}, {-8.0, false}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->prediction, 1);
+  EXPECT_EQ(s->metrics.at("acc"), 0.0);
+  EXPECT_EQ(s->metrics.at("acc_norm"), 0.0);
+  // Few-shot: "<gold context> <continuation>\n\n", as lm-eval's sampler writes it.
+  datasets::Doc ex = d;
+  ex.fields["prefix"] = "Cy met Di and ";
+  ex.fields["continuation"] = "smiled.";
+  ex.choices = {"Cy", "Di"};
+  ex.gold = 1;
+  PyRandom rnd(1234);
+  auto prefix = t->FewshotPrefix(d, std::vector<datasets::Doc>{ex}, 1, false, rnd);
+  ASSERT_TRUE(prefix.ok()) << prefix.status();
+  EXPECT_EQ(*prefix, "Cy met Di and Di smiled.\n\n");
+  // A spec without the shared continuation is refused.
+  EXPECT_THAT(Task::FromSpec(Spec(R"(name: "wg" output_type: MULTIPLE_INPUT
+      doc_to_text: "{{prefix}}{{choice}}" metrics: ["acc"])")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("doc_to_target is empty")));
+}
+
 TEST(TaskTest, AccNormCountsCodePointsNotBytes) {
   EXPECT_EQ(Utf8Length("caf\xc3\xa9"), 4);
   EXPECT_EQ(Utf8Length("\xf0\x9f\x98\x80!"), 2);
@@ -118,9 +161,10 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   std::vector<std::string> all;
   for (const Task* t : *resolved) all.push_back(t->name());
-  EXPECT_EQ(all, (std::vector<std::string>{"arc_challenge", "arc_easy", "boolq", "hellaswag",
-                                           "lambada_openai", "lambada_standard", "piqa"}));
-  EXPECT_EQ(reg->TaskNames().size(), 7u + 13u + 1u + 7u);
+  EXPECT_EQ(all,
+            (std::vector<std::string>{"arc_challenge", "arc_easy", "boolq", "hellaswag",
+                                      "lambada_openai", "lambada_standard", "piqa", "winogrande"}));
+  EXPECT_EQ(reg->TaskNames().size(), 8u + 13u + 1u + 7u);
   // Groups list RULER's tasks in RULER's order (the specs' `order`).
   const std::vector<std::string> ruler = reg->Groups().at("ruler");
   ASSERT_EQ(ruler.size(), 13u);
@@ -136,10 +180,10 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   EXPECT_EQ(reg->Groups().at("helmet").back(), "helmet_rag_nq");
   auto c = reg->Resolve("commonsense");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->size(), 5u);
+  EXPECT_EQ(c->size(), 6u);
   auto mixed = reg->Resolve("piqa, commonsense,lambada_openai");
   ASSERT_TRUE(mixed.ok());
-  EXPECT_EQ(mixed->size(), 6u);
+  EXPECT_EQ(mixed->size(), 7u);
   EXPECT_EQ((*mixed)[0]->name(), "piqa");
   EXPECT_THAT(reg->Resolve("hellaswg"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("did you mean 'hellaswag'")));

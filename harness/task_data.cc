@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "harness/task_data.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/asset_root.h"
+
+namespace focal::harness {
+
+absl::StatusOr<tasks::TaskRegistry> LoadRegistry(const RunOptions& o) {
+  std::vector<std::string> dirs = {o.spec_dir.empty() ? absl::StrCat(AssetRoot(), "/tasks/specs")
+                                                      : o.spec_dir};
+  dirs.insert(dirs.end(), o.extra_spec_dirs.begin(), o.extra_spec_dirs.end());
+  return tasks::TaskRegistry::Load(dirs);
+}
+
+datasets::DataLocations Locations(const RunOptions& o, const std::string& task) {
+  datasets::DataLocations where;
+  if (auto it = o.data.find(task); it != o.data.end()) where.user_file = it->second;
+  where.data_dir = o.data_dir;
+  where.cache_dir = o.data_cache;
+  where.asset_root = AssetRoot();
+  return where;
+}
+
+absl::StatusOr<datasets::ResolvedData> ResolveData(const RunOptions& o, const tasks::TaskSpec& s,
+                                                   const datasets::DataCatalog& catalog) {
+  datasets::TaskDataSpec spec;
+  spec.task = s.name();
+  spec.reader = s.reader();
+  spec.data_path = s.data_path();
+  spec.sample_path = s.sample_path();
+  spec.fetched_path = s.fetched_path();
+  spec.fetched_reader = s.fetched_reader();
+  spec.reference_sha256 = s.reference_sha256();
+  spec.reference_name = s.reference_name();
+  return datasets::ResolveTaskData(spec, Locations(o, s.name()), catalog);
+}
+
+absl::StatusOr<datasets::ResolvedFiles> ResolveGeneratorFiles(
+    const RunOptions& o, const tasks::TaskSpec& s, const datasets::DataCatalog& catalog) {
+  datasets::GeneratorDataSpec spec;
+  spec.task = s.name();
+  spec.data_files.insert(s.data_files().begin(), s.data_files().end());
+  spec.fetched_data_files.insert(s.fetched_data_files().begin(), s.fetched_data_files().end());
+  return datasets::ResolveGeneratorData(spec, Locations(o, s.name()), catalog);
+}
+
+}  // namespace focal::harness
