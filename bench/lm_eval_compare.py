@@ -13,14 +13,16 @@ build/testdata/stories260K) with
 and prints a Markdown table of wall time, requests/s and each task's headline metric from both.
 Full splits unless --limit or --docs A:B (documents A..B-1 of each task's files, cut into a
 folder under the work folder that both tools then read, so a split too long for one sitting can
-be run in slices; document indices in the output are then relative to A). ARC-Challenge is its
-dev split (the only one in ../shared).
+be run in slices; document indices in the output are then relative to A). --data-layout fetched
+reads the files scripts/fetch_data.sh fetched (the data users get; WinoGrande too, ARC-Challenge's
+test split) instead of ../shared's, where ARC-Challenge is its dev split.
 
 Needs: a built focal-eval (cmake --build build --target focal-eval) and a python with lm-eval
 (tests/reference/README.md: /tmp/lmeval-venv). Not a test: numbers are noisy.
 Usage: python3 bench/lm_eval_compare.py [--model PATH] [--tasks T,...] [--limit N] [--threads N]
                                         [--batch-size B] [--python PY] [--skip-lm-eval]
-                                        [--data-root DIR] [--docs A:B] [--keep DIR]
+                                        [--data-layout shared|fetched] [--data-root DIR]
+                                        [--docs A:B] [--keep DIR]
 """
 import argparse
 import bz2
@@ -36,11 +38,13 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
 HEADLINE = {"arc_easy": "acc", "arc_challenge": "acc_norm", "hellaswag": "acc_norm", "piqa": "acc",
-            "boolq": "acc", "lambada_openai": "acc", "lambada_standard": "acc"}
+            "boolq": "acc", "lambada_openai": "acc", "lambada_standard": "acc",
+            "winogrande": "acc"}
 sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
-from task_files import DATA_FILES  # noqa: E402  (the reference script's files; the first is focal-eval's)
+from task_files import DATA_FILES, FETCHED_FILES  # noqa: E402  (the first is focal-eval's)
 
 TASKS = list(DATA_FILES)
+LAYOUT = "shared"  # main() may switch DATA_FILES to FETCHED_FILES
 
 # Lines per document in those files (HellaSwag's text: context, label, four endings; PIQA's
 # labels file has one line per document, like its data).
@@ -51,7 +55,7 @@ def slice_data(tasks, data_root, work, first, end):
     """Documents [first, end) of each task's files, laid out like data_root under work/data."""
     root = os.path.join(work, "data")
     for t in tasks:
-        per = LINES_PER_DOC.get(t, 1)
+        per = LINES_PER_DOC.get(t, 1) if LAYOUT == "shared" else 1
         for rel in DATA_FILES[t]:
             src, dst = os.path.join(data_root, rel), os.path.join(root, rel)
             opener = bz2.open if rel.endswith(".bz2") else open
@@ -64,6 +68,15 @@ def slice_data(tasks, data_root, work, first, end):
             with opener(dst, "wb") as f:
                 f.writelines(lines[first * per:end * per])
     return root
+
+
+def data_cache():
+    """scripts/fetch_data.sh's folder (as base/asset_root.cc, DataCacheDir())."""
+    if os.environ.get("FOCAL_DATA_CACHE") not in (None, "", "none"):
+        return os.environ["FOCAL_DATA_CACHE"]
+    cache = os.environ.get("FOCAL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "focal-eval")
+    return os.path.join(cache, "data")
 
 
 def default_model():
@@ -99,9 +112,10 @@ def run_focal(tasks, model, data_root, work, limit, threads):
 
 LM_EVAL_SNIPPET = r"""
 import json, sys, time
-tasks, limit, bs, threads, model_path, ref_dir, shared, out = json.loads(sys.argv[1])
+tasks, limit, bs, threads, model_path, ref_dir, shared, out, layout = json.loads(sys.argv[1])
 sys.path.insert(0, ref_dir)
 import lm_eval_parity_reference as ref  # sets the offline env vars before importing lm-eval
+ref.FILES, ref.READERS = ref.LAYOUTS[layout]
 import lm_eval, torch
 from lm_eval.tasks import TaskManager
 torch.set_num_threads(threads)
@@ -142,7 +156,7 @@ def run_lm_eval(tasks, model, data_root, work, limit, batch_size, threads, pytho
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
     out = os.path.join(work, "lm_eval.json")
     args = json.dumps([tasks, limit, batch_size, threads, model,
-                       os.path.join(REPO, "tests", "reference"), data_root, out])
+                       os.path.join(REPO, "tests", "reference"), data_root, out, LAYOUT])
     t0 = time.monotonic()
     log = os.path.join(work, "lm_eval.log")
     with open(log, "w") as f:
@@ -204,11 +218,20 @@ def main():
     ap.add_argument("--batch-size", default="32", help="lm-eval batch size")
     ap.add_argument("--python", default=sys.executable, help="python with lm-eval installed")
     ap.add_argument("--skip-lm-eval", action="store_true", help="time focal-eval only")
-    ap.add_argument("--data-root", default=SHARED, help="folder laid out like ../shared/data")
+    ap.add_argument("--data-layout", choices=["shared", "fetched"], default="shared",
+                    help="../shared/data's files, or scripts/fetch_data.sh's")
+    ap.add_argument("--data-root", help="the data folder (default: ../shared/data, or the data "
+                    "cache with --data-layout fetched)")
     ap.add_argument("--docs", metavar="A:B", help="only documents A..B-1 of each task")
     ap.add_argument("--keep", metavar="DIR", help="keep both tools' outputs (per-document "
                     "samples, results, logs) in DIR instead of a temporary folder")
     a = ap.parse_args()
+    global DATA_FILES, LAYOUT
+    LAYOUT = a.data_layout
+    if LAYOUT == "fetched":
+        DATA_FILES = FETCHED_FILES
+    if a.data_root is None:
+        a.data_root = SHARED if LAYOUT == "shared" else data_cache()
     # A terminated run unwinds like an interrupted one: subprocess.run kills the tool it waits
     # on and the temporary folder (outputs, lock files) is removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
