@@ -616,6 +616,8 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   for (const tasks::Task* t : selection.loglikelihood) {
     FOCAL_ASSIGN_OR_RETURN(TaskData td, LoadTask(o, *t, catalog));
     if (td.origin == datasets::DataOrigin::kSample) on_samples.push_back(t->name());
+    if (!td.note.empty())
+      std::cerr << "focal-eval: warning: task " << t->name() << ": " << td.note << "\n";
     data.push_back(std::move(td));
   }
   FOCAL_ASSIGN_OR_RETURN(engine::LongContextOptions lco,

@@ -309,3 +309,7 @@ if __name__ == "__main__":
     except FetchError as err:
         print(f"fetch_data: {err}", file=sys.stderr)
         sys.exit(1)
+    except OSError as err:  # e.g. a full disk while unpacking: nothing unverified was renamed in
+        print(f"fetch_data: {err.filename or ''}: {err.strerror or err}; files already verified "
+              "stay, nothing else was written into the cache", file=sys.stderr)
+        sys.exit(1)

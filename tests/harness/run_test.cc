@@ -57,6 +57,22 @@ std::map<std::string, std::map<int64_t, std::vector<double>>> Samples(const std:
   return out;
 }
 
+// A user file of a task whose reference file is known, with another SHA-256:
+// a warning on stderr, and the note in the results.
+TEST(RunTest, UserFileThatIsNotTheReferencesIsFlagged) {
+  const std::string dir = testing::MakeTempDir("userfile");
+  Result r =
+      RunCli("run --tasks lambada_openai --limit 3 --out " + dir + "/r.json --data " +
+             "lambada_openai=" + testing::SourcePath("datasets/samples/lambada_openai.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: task lambada_openai: not the file the reference reads"));
+  const reports::RunResults res = Load(dir + "/r.json");
+  ASSERT_EQ(res.models(0).tasks_size(), 1);
+  EXPECT_EQ(res.models(0).tasks(0).data_source(), "user file");
+  EXPECT_THAT(res.models(0).tasks(0).note(), HasSubstr("4aa8d02cd17c7191"));
+  EXPECT_EQ(res.config().data_warning(), "");  // the user's own file: no sample warning
+}
+
 TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
   const std::string dir = testing::MakeTempDir("res");
   const std::string args =
