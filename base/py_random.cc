@@ -114,4 +114,16 @@ double PyRandom::Random() {
   return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
 }
 
+int64_t NumpyRandomState::RandInt(int64_t low, int64_t high) {
+  const uint64_t rng = static_cast<uint64_t>(high - low - 1);
+  if (rng == 0) return low;
+  uint64_t mask = rng;
+  for (int shift = 1; shift < 64; shift <<= 1) mask |= mask >> shift;
+  uint64_t v;
+  do {
+    v = mt_.NextU32() & mask;
+  } while (v > rng);
+  return low + static_cast<int64_t>(v);
+}
+
 }  // namespace focal

