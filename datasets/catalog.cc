@@ -177,7 +177,7 @@ absl::StatusOr<ResolvedFiles> ResolveGeneratorData(const GeneratorDataSpec& spec
                                                    const DataLocations& where,
                                                    const DataCatalog& catalog) {
   ResolvedFiles r;
-  if (spec.data_files.empty()) return r;  // kSynthetic
+  if (spec.data_files.empty() && spec.fetched_data_files.empty()) return r;  // kSynthetic
   if (!where.data_dir.empty()) {
     r.origin = DataOrigin::kDataDir;
     for (const auto& [role, rel] : spec.data_files) {

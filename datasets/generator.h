@@ -26,6 +26,10 @@ struct GeneratorRequest {
   // The spec's data_files resolved to paths; a role that is absent means the
   // generator's bundled default.
   std::map<std::string, std::string> files;
+  // Whether the run uses the fetched, verified data (scripts/fetch_data.sh):
+  // `files` are the fetched ones, or the task reads none and the cache is in
+  // use. The RULER generator then builds RULER's own prompts (ruler_exact.h).
+  bool fetched = false;
   GeneratorOptions settings;  // seed, sample count, token counter
 };
 

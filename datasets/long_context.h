@@ -50,6 +50,9 @@ absl::StatusOr<std::string> PrefixOfTokens(
 struct GeneratorOptions {
   TokenCounter count_tokens;  // required
   TokenPrefix token_prefix;   // required by the HELMET generators
+  // Tokens of a text without BOS or any special token (HF's
+  // tokenizer.tokenize): what RULER's generator counts (ruler_exact.h).
+  TokenCounter count_text_tokens;
   uint64_t seed = 42;         // RULER's default random_seed
   int64_t num_samples = 500;  // per task and length (RULER's default)
   // Data files (the ../shared/data layout; empty = the bundled samples).

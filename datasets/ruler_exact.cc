@@ -117,6 +117,21 @@ class Niah {
     return max_seq_length < 4096 ? 5 : 25;
   }
   bool is_essay() const { return spec_.haystack == "essay"; }
+
+  // The fetched boundaries must lie inside the essay they were made for.
+  absl::Status CheckSentences() {
+    if (!is_essay()) return absl::OkStatus();
+    full_ = Strip(absl::StrJoin(haystack_, " "));
+    const auto& spans = src_.essay_sentences;
+    if (spans.empty() || spans.back().second > static_cast<int64_t>(full_.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec_.name,
+                       ": the essay sentence boundaries (ruler/essay_sentences.json) do not fit "
+                       "the essay (",
+                       full_.size(), " bytes); run bash scripts/fetch_data.sh"));
+    }
+    return absl::OkStatus();
+  }
   int64_t haystack_size() const { return static_cast<int64_t>(haystack_.size()); }
 
   std::string Random(absl::string_view type) {
@@ -167,7 +182,7 @@ class Niah {
     } else {
       std::vector<std::string> sentences;
       if (spec_.haystack == "repeat") {
-        sentences.assign(num_haystack, std::string(kNoise));
+        sentences.assign(std::max<int64_t>(0, num_haystack), std::string(kNoise));
       } else {
         for (int64_t i = 0; i < num_haystack; ++i) {
           std::string key = Random(spec_.key_type);
@@ -243,7 +258,6 @@ class Niah {
   // sent_tokenize(" ".join(haystack[:n]).strip()): the fetched boundaries of
   // the whole text that fall inside the prefix.
   std::vector<absl::string_view> Sentences(int64_t n) {
-    if (full_.empty()) full_ = Strip(absl::StrJoin(haystack_, " "));
     const std::string prefix = Strip(absl::StrJoin(haystack_.begin(), haystack_.begin() + n, " "));
     const int64_t p = static_cast<int64_t>(prefix.size());
     std::vector<absl::string_view> out;
@@ -274,10 +288,8 @@ class Niah {
 absl::StatusOr<std::vector<Sample>> GenerateNiah(const Spec& spec, int64_t max_len, int64_t num,
                                                  uint64_t seed, const Sources& src,
                                                  const CountTokens& count) {
-  if (spec.haystack == "essay" && src.essay_sentences.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(spec.name, ": no essay sentence boundaries"));
-  }
   Niah niah(spec, seed, src);
+  FOCAL_RETURN_IF_ERROR(niah.CheckSentences());
   const int64_t inc = niah.incremental(max_len);
   const int64_t t = spec.tokens_to_generate;
   int64_t num_haystack = inc, total = 0;
@@ -331,7 +343,8 @@ class Vt {
         }
       }
     }
-    std::vector<std::string> sentences(num_noises, absl::StrCat(kNoise, "\n"));
+    std::vector<std::string> sentences(std::max<int64_t>(0, num_noises),
+                                       absl::StrCat(kNoise, "\n"));
     if (sentences.size() <= chain.size()) {
       std::vector<std::string> split;
       for (const std::string& s : sentences) {
@@ -341,6 +354,8 @@ class Vt {
         }
       }
       sentences = std::move(split);
+      // RULER cuts the chain to fit; with no noise at all it cannot.
+      if (sentences.empty()) return PyError("Sample larger than population");
       if (sentences.size() <= chain.size()) chain.resize(sentences.size() - 1);
     }
     std::vector<int64_t> pos = ruler::SampleIndices(rng_, static_cast<int64_t>(sentences.size()),
@@ -617,6 +632,25 @@ absl::StatusOr<std::vector<Sample>> SampleLoop(absl::string_view task, int64_t n
   return out;
 }
 
+std::vector<std::string> RolesOf(absl::string_view task) {
+  for (const Spec& s : kSpecs) {
+    if (s.name != task) continue;
+    std::vector<std::string> roles;
+    const bool words = s.key_type == "words" || s.value_type == "words";
+    if ((s.family == Spec::kNiah && words) || s.family == Spec::kCwe) {
+      roles = {"nouns", "adjectives"};
+    }
+    if (s.family == Spec::kCwe) roles.push_back("verbs");
+    if (s.haystack == "essay") {
+      roles.push_back("haystack");
+      roles.push_back("sentences");
+    }
+    if (s.family == Spec::kQa) roles.emplace_back(s.dataset);
+    return roles;
+  }
+  return {};
+}
+
 const std::vector<std::string>& TaskNames() {
   static const auto* names = [] {
     auto* v = new std::vector<std::string>;
@@ -639,6 +673,19 @@ absl::StatusOr<std::vector<Sample>> Generate(absl::string_view task, int64_t max
   }
   if (num_samples < 1 || max_seq_length < 1) {
     return absl::InvalidArgumentError("RULER needs num_samples >= 1 and a positive length");
+  }
+  for (const std::string& role : RolesOf(task)) {
+    const bool empty = role == "nouns"        ? sources.nouns.empty()
+                       : role == "adjectives" ? sources.adjectives.empty()
+                       : role == "verbs"      ? sources.verbs.empty()
+                       : role == "haystack"   ? sources.essay.empty()
+                       : role == "sentences"  ? sources.essay_sentences.empty()
+                       : role == "squad"      ? sources.squad_json.empty()
+                                              : sources.hotpotqa_json.empty();
+    if (empty) {
+      return absl::InvalidArgumentError(absl::StrCat("RULER task ", task, " needs its ", role,
+                                                     " data (bash scripts/fetch_data.sh)"));
+    }
   }
   switch (spec->family) {
     case Spec::kNiah:

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,13 @@ struct Sources {
 // essay_sentences.json ({"spans": [[begin, end], ...]}, bytes), squad.json
 // and hotpotqa.json. NotFound names a missing file and the fetch command.
 absl::StatusOr<Sources> LoadSources(absl::string_view ruler_dir);
+// The same from files by role: nouns, adjectives, verbs, haystack,
+// sentences, squad, hotpotqa; a role that is absent is left empty (a task that
+// needs it then fails).
+absl::StatusOr<Sources> LoadSources(const std::map<std::string, std::string>& files);
+// The roles `task` reads (e.g. niah_single_2: nouns, adjectives, haystack,
+// sentences); empty for an unknown task.
+std::vector<std::string> RolesOf(absl::string_view task);
 
 // Number of tokens HF's tokenizer.tokenize(text) gives (no special tokens).
 using CountTokens = std::function<absl::StatusOr<int64_t>(absl::string_view)>;

@@ -242,17 +242,31 @@ absl::StatusOr<std::vector<Sample>> GenerateQa(absl::string_view task, bool squa
 }
 
 absl::StatusOr<Sources> LoadSources(absl::string_view ruler_dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& [role, rel] :
+       std::map<std::string, std::string>{{"nouns", "wonderwords/nounlist.txt"},
+                                          {"adjectives", "wonderwords/adjectivelist.txt"},
+                                          {"verbs", "wonderwords/verblist.txt"},
+                                          {"haystack", "PaulGrahamEssays.json"},
+                                          {"sentences", "essay_sentences.json"},
+                                          {"squad", "squad.json"},
+                                          {"hotpotqa", "hotpotqa.json"}}) {
+    files[role] = absl::StrCat(ruler_dir, "/", rel);
+  }
+  return LoadSources(files);
+}
+
+absl::StatusOr<Sources> LoadSources(const std::map<std::string, std::string>& files) {
   Sources src;
-  auto read = [&](absl::string_view rel) -> absl::StatusOr<std::string> {
-    const std::string path = absl::StrCat(ruler_dir, "/", rel);
+  auto read = [&](const std::string& path) -> absl::StatusOr<std::string> {
     auto contents = ReadFile(path);
     if (!contents.ok() && absl::IsNotFound(contents.status())) {
       return absl::NotFoundError(absl::StrCat(path, " is missing: run bash scripts/fetch_data.sh"));
     }
     return contents;
   };
-  auto lines = [&](absl::string_view rel) -> absl::StatusOr<std::vector<std::string>> {
-    FOCAL_ASSIGN_OR_RETURN(std::string text, read(rel));
+  auto lines = [&](const std::string& path) -> absl::StatusOr<std::vector<std::string>> {
+    FOCAL_ASSIGN_OR_RETURN(std::string text, read(path));
     // Python's readlines() + rstrip(), as wonderwords reads its lists.
     std::vector<std::string> out;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -261,20 +275,23 @@ absl::StatusOr<Sources> LoadSources(absl::string_view ruler_dir) {
     if (!text.empty() && text.back() == '\n') out.pop_back();
     return out;
   };
-  FOCAL_ASSIGN_OR_RETURN(src.nouns, lines("wonderwords/nounlist.txt"));
-  FOCAL_ASSIGN_OR_RETURN(src.adjectives, lines("wonderwords/adjectivelist.txt"));
-  FOCAL_ASSIGN_OR_RETURN(src.verbs, lines("wonderwords/verblist.txt"));
-  {
-    const std::string path = absl::StrCat(ruler_dir, "/PaulGrahamEssays.json");
-    FOCAL_ASSIGN_OR_RETURN(std::string text, read("PaulGrahamEssays.json"));
-    FOCAL_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(text, path));
+  for (auto [role, list] :
+       {std::pair{"nouns", &src.nouns}, std::pair{"adjectives", &src.adjectives},
+        std::pair{"verbs", &src.verbs}}) {
+    if (auto it = files.find(role); it != files.end()) {
+      FOCAL_ASSIGN_OR_RETURN(*list, lines(it->second));
+    }
+  }
+  if (auto it = files.find("haystack"); it != files.end()) {
+    FOCAL_ASSIGN_OR_RETURN(std::string text, read(it->second));
+    FOCAL_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(text, it->second));
     const JsonValue* essay = Field(doc, "text", JsonValue::Type::kString);
-    if (essay == nullptr) return Bad(path, "no \"text\" string");
+    if (essay == nullptr) return Bad(it->second, "no \"text\" string");
     src.essay = essay->string_value();
   }
-  {
-    const std::string path = absl::StrCat(ruler_dir, "/essay_sentences.json");
-    FOCAL_ASSIGN_OR_RETURN(std::string text, read("essay_sentences.json"));
+  if (auto it = files.find("sentences"); it != files.end()) {
+    const std::string& path = it->second;
+    FOCAL_ASSIGN_OR_RETURN(std::string text, read(path));
     FOCAL_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(text, path));
     const JsonValue* spans = Field(doc, "spans", JsonValue::Type::kArray);
     if (spans == nullptr) return Bad(path, "no \"spans\" array");
@@ -290,8 +307,12 @@ absl::StatusOr<Sources> LoadSources(absl::string_view ruler_dir) {
       last = s.array()[1].integer();
     }
   }
-  FOCAL_ASSIGN_OR_RETURN(src.squad_json, read("squad.json"));
-  FOCAL_ASSIGN_OR_RETURN(src.hotpotqa_json, read("hotpotqa.json"));
+  if (auto it = files.find("squad"); it != files.end()) {
+    FOCAL_ASSIGN_OR_RETURN(src.squad_json, read(it->second));
+  }
+  if (auto it = files.find("hotpotqa"); it != files.end()) {
+    FOCAL_ASSIGN_OR_RETURN(src.hotpotqa_json, read(it->second));
+  }
   return src;
 }
 

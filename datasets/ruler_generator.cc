@@ -7,16 +7,20 @@
 // dataset (squad|hotpotqa), tokens_to_generate, min_length. data_files roles:
 // haystack (essays json), squad, hotpotqa, words.
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "datasets/generator.h"
 #include "datasets/ruler.h"
 #include "datasets/ruler_common.h"
+#include "datasets/ruler_exact.h"
 
 namespace focal::datasets::ruler {
 namespace {
@@ -112,8 +116,66 @@ absl::StatusOr<TaskConfig> ConfigFromOptions(const GeneratorRequest& r) {
   return c;
 }
 
+// RULER's own construction (ruler_exact.h) when the request is a plain preset
+// and every file it reads resolved (the fetched layout has them all).
+absl::StatusOr<std::vector<GenerationSample>> MakeExact(const GeneratorRequest& r,
+                                                        const TaskConfig& config,
+                                                        const std::string& ruler_task) {
+  std::map<std::string, std::string> files;
+  for (const std::string& role : ruler_exact::RolesOf(ruler_task)) files[role] = r.files.at(role);
+  // Sources are read once per file set (hotpotqa.json alone is 46 MB).
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* cache = new std::map<std::map<std::string, std::string>,
+                                    std::shared_ptr<const ruler_exact::Sources>>();
+  std::shared_ptr<const ruler_exact::Sources> src;
+  {
+    absl::MutexLock lock(&mu);
+    auto it = cache->find(files);
+    if (it == cache->end()) {
+      FOCAL_ASSIGN_OR_RETURN(ruler_exact::Sources loaded, ruler_exact::LoadSources(files));
+      it = cache->emplace(files, std::make_shared<const ruler_exact::Sources>(std::move(loaded)))
+               .first;
+    }
+    src = it->second;
+  }
+  if (!r.settings.count_text_tokens) {
+    return absl::InvalidArgumentError("the RULER generator needs count_text_tokens");
+  }
+  FOCAL_ASSIGN_OR_RETURN(
+      std::vector<ruler_exact::Sample> made,
+      ruler_exact::Generate(ruler_task, r.length, r.settings.num_samples, r.settings.seed, *src,
+                            r.settings.count_text_tokens));
+  std::vector<GenerationSample> out;
+  for (ruler_exact::Sample& m : made) {
+    GenerationSample g;
+    g.task = r.task;
+    g.length = r.length;
+    g.index = m.index;
+    g.input = std::move(m.input);
+    g.outputs = std::move(m.outputs);
+    g.max_new_tokens = config.tokens_to_generate;
+    g.meta["construction"] = "RULER 26.3 (byte-identical)";
+    g.meta["ruler_task"] = ruler_task;
+    g.meta["ruler_length"] = absl::StrCat(m.length);
+    g.meta["seed"] = absl::StrCat(r.settings.seed);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<GenerationSample>> Make(const GeneratorRequest& r) {
   FOCAL_ASSIGN_OR_RETURN(TaskConfig config, ConfigFromOptions(r));
+  if (auto p = r.options.find("preset"); p != r.options.end() && r.options.size() == 1) {
+    const std::string ruler_task(absl::StripPrefix(p->second, "ruler_"));
+    // RULER's construction on RULER's data (fetched, verified; vt, fwe and
+    // niah_multikey_3 read none, and follow the cache). Otherwise the older
+    // approximation builds the samples, on the files given or the bundled
+    // samples (the results label their origin).
+    const std::vector<std::string> roles = ruler_exact::RolesOf(ruler_task);
+    bool all = r.fetched;
+    for (const std::string& role : roles) all = all && r.files.count(role) > 0;
+    if (all) return MakeExact(r, config, ruler_task);
+  }
   GeneratorOptions o = r.settings;
   auto file = [&](const char* role, std::string* field) {
     if (auto it = r.files.find(role); it != r.files.end()) *field = it->second;
@@ -122,7 +184,12 @@ absl::StatusOr<std::vector<GenerationSample>> Make(const GeneratorRequest& r) {
   file("squad", &o.squad);
   file("hotpotqa", &o.hotpotqa);
   file("words", &o.word_list);
-  return MakeSamples(config, r.length, o);
+  FOCAL_ASSIGN_OR_RETURN(std::vector<GenerationSample> out, MakeSamples(config, r.length, o));
+  // Said in every sample, so a log or `prompts` file read alone says it too.
+  for (GenerationSample& g : out) {
+    g.meta["construction"] = "focal-eval approximation of RULER (not RULER's prompts)";
+  }
+  return out;
 }
 
 FOCAL_REGISTER_GENERATOR(ruler, {.id = "ruler", .make = Make});

@@ -193,6 +193,8 @@ absl::StatusOr<std::vector<Group>> PlanGroups(const LongContextOptions& o,
     req.options.insert(spec.generator_options().begin(), spec.generator_options().end());
     if (auto it = o.task_data.find(spec.name()); it != o.task_data.end()) {
       req.files = it->second.files;
+      req.fetched = it->second.origin == datasets::DataOrigin::kFetched ||
+                    (it->second.origin == datasets::DataOrigin::kSynthetic && o.data_cache_in_use);
     } else if (!o.data_dir.empty()) {
       for (const auto& [role, rel] : spec.data_files()) {
         req.files[role] = absl::StrCat(o.data_dir, "/", rel);
@@ -401,6 +403,10 @@ datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, add_bos));
     return static_cast<int64_t>(ids.size());
   };
+  o.count_text_tokens = [&tok](absl::string_view text) -> absl::StatusOr<int64_t> {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, /*add_bos=*/false));
+    return static_cast<int64_t>(ids.size());
+  };
   o.token_prefix = [&tok](absl::string_view text, int64_t n) -> absl::StatusOr<std::string> {
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok.Encode(text, /*add_bos=*/false));
     return datasets::PrefixOfTokens(text, ids, n,
@@ -434,6 +440,29 @@ absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text) {
         absl::StrCat("--gold-depth '", text, "' must be a number in [0, 1] or 'sweep'"));
   }
   return std::vector<double>{d};
+}
+
+absl::Status BuildPrompts(const model::Tokenizer& tok, const LongContextOptions& o,
+                          const PromptSink& sink) {
+  datasets::GeneratorOptions lc = TokenizerGeneratorOptions(tok, o.add_bos);
+  lc.seed = o.seed;
+  lc.num_samples = o.samples;
+  FOCAL_ASSIGN_OR_RETURN(const std::vector<Group> groups, PlanGroups(o, lc));
+  for (const Group& g : groups) {
+    const std::string& name = g.task->spec().name();
+    auto samples = g.gen->make(g.req);
+    if (!samples.ok()) {
+      return Annotate(samples.status(), absl::StrCat(name, " at ", g.req.length, " tokens"));
+    }
+    PromptGroup pg{g.task, g.req.length, g.req.gold_depth, {}};
+    for (datasets::GenerationSample& s : *samples) {
+      if (s.index % o.shard_count != o.shard_index) continue;
+      s.task = name;
+      pg.samples.push_back(std::move(s));
+    }
+    FOCAL_RETURN_IF_ERROR(sink(std::move(pg)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RunLongContext(model::LanguageModel& model, const LongContextOptions& o,

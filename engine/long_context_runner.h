@@ -34,6 +34,9 @@ struct LongContextOptions {
   // fetched data, or the generator's bundled samples); tasks absent here read
   // their spec's data_files under data_dir.
   std::map<std::string, datasets::ResolvedFiles> task_data;
+  // The fetched data cache is in use (no --data-dir, cache present): tasks
+  // that read no file are built as the reference tool builds them too.
+  bool data_cache_in_use = false;
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t max_batch = 8;
@@ -71,6 +74,21 @@ datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok
 // Parses "4096,8192" (ascending, positive) and "0.5" / "sweep".
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);
 absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
+
+// One (task, length, depth) group of samples as a run would build them.
+struct PromptGroup {
+  const tasks::Task* task = nullptr;
+  int64_t length = 0;
+  double depth = -1;                                // hotpotqa_long's gold depth; -1 elsewhere
+  std::vector<datasets::GenerationSample> samples;  // this shard's, in index order
+};
+using PromptSink = std::function<absl::Status(PromptGroup group)>;
+
+// The samples RunLongContext would generate from with these options and
+// tokenizer, group by group, without a model (`focal-eval prompts`): the
+// same plan, data checks and shard selection.
+absl::Status BuildPrompts(const model::Tokenizer& tok, const LongContextOptions& options,
+                          const PromptSink& sink);
 
 // Runs the tasks for one loaded model, appending TaskResults (metrics keyed
 // by context_length) and the per-length summary to `run`, and sending

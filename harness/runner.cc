@@ -156,32 +156,6 @@ absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o,
   return sel;
 }
 
-absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
-    const RunOptions& o, const std::vector<const tasks::Task*>& generation,
-    const datasets::DataCatalog& catalog) {
-  engine::LongContextOptions lco;
-  if (generation.empty()) return lco;
-  lco.tasks = generation;
-  for (const tasks::Task* t : generation) {
-    FOCAL_ASSIGN_OR_RETURN(lco.task_data[t->name()], ResolveGeneratorFiles(o, t->spec(), catalog));
-  }
-  FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
-  FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
-  lco.samples = o.limit > 0 ? o.limit : 500;
-  lco.seed = o.long_seed;
-  lco.data_dir = o.data_dir;
-  lco.allow_length_extrapolation = o.allow_length_extrapolation;
-  lco.prefill_chunk = o.prefill_chunk;
-  lco.max_batch = o.gen_batch;
-  lco.threads = o.threads;
-  lco.progress = o.progress;
-  lco.progress_interval = o.progress_interval;
-  lco.attention_samples = o.attention_samples;
-  lco.shard_index = o.shard_index;
-  lco.shard_count = o.shard_count;
-  return lco;
-}
-
 // --build-ahead: "auto" builds long-context samples beside the model when
 // it leaves a CPU core free; with every core in the CPU backend's GEMMs the
 // builder would only slow them.

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/task_data.h"
 
+#include <filesystem>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/asset_root.h"
+#include "base/status_macros.h"
 
 namespace focal::harness {
 
@@ -45,6 +47,35 @@ absl::StatusOr<datasets::ResolvedFiles> ResolveGeneratorFiles(
   spec.data_files.insert(s.data_files().begin(), s.data_files().end());
   spec.fetched_data_files.insert(s.fetched_data_files().begin(), s.fetched_data_files().end());
   return datasets::ResolveGeneratorData(spec, Locations(o, s.name()), catalog);
+}
+
+absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
+    const RunOptions& o, const std::vector<const tasks::Task*>& generation,
+    const datasets::DataCatalog& catalog) {
+  engine::LongContextOptions lco;
+  if (generation.empty()) return lco;
+  lco.tasks = generation;
+  for (const tasks::Task* t : generation) {
+    FOCAL_ASSIGN_OR_RETURN(lco.task_data[t->name()], ResolveGeneratorFiles(o, t->spec(), catalog));
+  }
+  FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
+  FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
+  lco.samples = o.limit > 0 ? o.limit : 500;
+  lco.seed = o.long_seed;
+  lco.data_dir = o.data_dir;
+  // RULER's fetched set (scripts/fetch_data.sh) marks the cache as in use.
+  lco.data_cache_in_use = o.data_dir.empty() && !o.data_cache.empty() &&
+                          std::filesystem::exists(o.data_cache + "/ruler/essay_sentences.json");
+  lco.allow_length_extrapolation = o.allow_length_extrapolation;
+  lco.prefill_chunk = o.prefill_chunk;
+  lco.max_batch = o.gen_batch;
+  lco.threads = o.threads;
+  lco.progress = o.progress;
+  lco.progress_interval = o.progress_interval;
+  lco.attention_samples = o.attention_samples;
+  lco.shard_index = o.shard_index;
+  lco.shard_count = o.shard_count;
+  return lco;
 }
 
 }  // namespace focal::harness

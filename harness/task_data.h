@@ -6,9 +6,11 @@
 #define FOCAL_HARNESS_TASK_DATA_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "datasets/catalog.h"
+#include "engine/long_context_runner.h"
 #include "harness/runner.h"
 #include "tasks/task_registry.h"
 
@@ -28,6 +30,12 @@ absl::StatusOr<datasets::ResolvedData> ResolveData(const RunOptions& o, const ta
 absl::StatusOr<datasets::ResolvedFiles> ResolveGeneratorFiles(const RunOptions& o,
                                                               const tasks::TaskSpec& s,
                                                               const datasets::DataCatalog& catalog);
+
+// The long-context runner's options for the selected generation tasks
+// (lengths, seeds, each task's files, whether the fetched RULER set is in use).
+absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
+    const RunOptions& o, const std::vector<const tasks::Task*>& generation,
+    const datasets::DataCatalog& catalog);
 
 }  // namespace focal::harness
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,18 +15,83 @@
 namespace focal::tasks {
 namespace {
 
-// str.lower() for ASCII and the Latin-1 capitals U+00C0..U+00DE (but the
-// multiplication sign U+00D7), which UTF-8 encodes as C3 80..C3 9E.
+// Decodes the UTF-8 code point at s[i] (advancing i); bytes that do not
+// start a valid sequence come back as themselves.
+uint32_t NextCodePoint(absl::string_view s, size_t& i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const int len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+  if (len == 1 || i + len > s.size()) {
+    ++i;
+    return c;
+  }
+  uint32_t cp = c & (0xff >> (len + 1));
+  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+  i += len;
+  return cp;
+}
+
+void AppendUtf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// Python's str.lower() on the scripts RULER's data and answers hold: ASCII,
+// Latin-1, Latin Extended-A (İ becomes "i" + U+0307, as Python), Greek
+// (with the final-sigma rule) and basic Cyrillic. Other characters are kept.
+uint32_t LowerCodePoint(uint32_t c) {
+  if ((c >= 'A' && c <= 'Z') || (c >= 0xc0 && c <= 0xde && c != 0xd7)) return c + 0x20;
+  if (c >= 0x100 && c <= 0x17f) {
+    const bool even_upper = (c <= 0x137 && c != 0x130 && c != 0x131) || (c >= 0x14a && c <= 0x177);
+    const bool odd_upper = (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17e);
+    if ((even_upper && c % 2 == 0) || (odd_upper && c % 2 == 1)) return c + 1;
+    if (c == 0x178) return 0xff;
+    return c;
+  }
+  if ((c >= 0x391 && c <= 0x3a9 && c != 0x3a2)) return c + 0x20;
+  if (c == 0x386) return 0x3ac;
+  if (c >= 0x388 && c <= 0x38a) return c + 0x25;
+  if (c == 0x38c) return 0x3cc;
+  if (c == 0x38e || c == 0x38f) return c + 0x3f;
+  if (c >= 0x410 && c <= 0x42f) return c + 0x20;
+  if (c >= 0x400 && c <= 0x40f) return c + 0x50;
+  return c;
+}
+
+bool IsCased(uint32_t c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= 0xc0 && c <= 0x24f && c != 0xd7 && c != 0xf7) || (c >= 0x386 && c <= 0x3ff) ||
+         (c >= 0x400 && c <= 0x4ff);
+}
+
 std::string Lower(absl::string_view s) {
-  std::string out(s);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(out[i]);
-    if (c >= 'A' && c <= 'Z') {
-      out[i] = static_cast<char>(c + 32);
-    } else if (c == 0xc3 && i + 1 < out.size()) {
-      const unsigned char d = static_cast<unsigned char>(out[i + 1]);
-      if (d >= 0x80 && d <= 0x9e && d != 0x97) out[i + 1] = static_cast<char>(d + 0x20);
-      ++i;
+  std::vector<uint32_t> cps;
+  for (size_t i = 0; i < s.size();) cps.push_back(NextCodePoint(s, i));
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < cps.size(); ++i) {
+    const uint32_t c = cps[i];
+    if (c == 0x130) {  // İ -> i + combining dot above
+      AppendUtf8('i', out);
+      AppendUtf8(0x307, out);
+    } else if (c == 0x3a3) {  // Σ: ς at the end of a word
+      const bool after_cased = i > 0 && IsCased(cps[i - 1]);
+      const bool before_cased = i + 1 < cps.size() && IsCased(cps[i + 1]);
+      AppendUtf8(after_cased && !before_cased ? 0x3c2 : 0x3c3, out);
+    } else {
+      AppendUtf8(LowerCodePoint(c), out);
     }
   }
   return out;

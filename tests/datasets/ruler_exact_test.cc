@@ -116,6 +116,16 @@ TEST_F(RulerExactParity, DefaultModelTokenizer) {
   Check("smollm2.txt", "smollm2", *tok);
 }
 
+// Llama 2's sentencepiece tokenizer, counted as transformers' LlamaTokenizer
+// counts (RULER's HFTokenizer on a tokenizer.model).
+TEST_F(RulerExactParity, Llama2Tokenizer) {
+  const std::string sp = testing::SharedPath("models/llama2-tokenizer/tokenizer.model");
+  FOCAL_REQUIRE_FILE(sp, "../shared");
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::SentencePieceTokenizer> tok,
+                             model::SentencePieceTokenizer::Load(sp));
+  Check("llama2.txt", "llama2", *tok);
+}
+
 TEST(RulerExactTest, UnknownTaskListsTheValidOnes) {
   Sources none;
   auto r = Generate("niah_single_9", 4096, 1, 42, none,

@@ -4,11 +4,14 @@
 // with expected values worked out from RULER's Python (quoted).
 #include "tasks/ruler_metrics.h"
 
+#include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/asset_root.h"
+#include "base/json.h"
 #include "datasets/ruler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,6 +27,44 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 using Golds = std::vector<std::string>;
+
+// RULER's evaluate.py (postprocess_pred, string_match_all/part) on the
+// project's edge cases (tests/testdata/ruler_eval/cases.jsonl): per-sample
+// scores and the task scores, from tests/reference/ruler_eval_reference.py.
+TEST(RulerMetricsTest, EqualsRulersEvaluateOnEdgeCases) {
+  const std::vector<JsonValue> cases =
+      testing::ReadJsonLines(testing::SourcePath("tests/testdata/ruler_eval/cases.jsonl"));
+  std::istringstream golden(testing::ReadFileOrDie(
+      testing::SourcePath("tests/testdata/golden/ruler_reference/eval_scores.txt")));
+  std::string line;
+  double sum_all = 0, sum_part = 0;
+  size_t n = 0;
+  while (std::getline(golden, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::string id;
+    double want_all, want_part;
+    f >> id >> want_all >> want_part;
+    if (id == "task") {
+      ASSERT_EQ(n, cases.size());
+      // RULER reports round(mean, 2).
+      EXPECT_DOUBLE_EQ(std::round(sum_all / n * 100) / 100, want_all);
+      EXPECT_DOUBLE_EQ(std::round(sum_part / n * 100) / 100, want_part);
+      continue;
+    }
+    ASSERT_LT(n, cases.size());
+    const JsonValue& c = cases[n++];
+    std::vector<std::string> refs;
+    for (const JsonValue& r : c.Find("refs")->array()) refs.push_back(r.string_value());
+    const std::string& pred = c.Find("pred")->string_value();
+    const double all = 100 * StringMatchAll(pred, refs), part = 100 * StringMatchPart(pred, refs);
+    EXPECT_NEAR(all, want_all, 1e-9) << "case " << id;
+    EXPECT_EQ(part, want_part) << "case " << id;
+    sum_all += all;
+    sum_part += part;
+  }
+  EXPECT_EQ(n, cases.size());
+}
 
 TEST(RulerMetricsTest, Postprocess) {
   // re.sub(r'[\x00-\x1f]', '\n', s.strip()).strip()
