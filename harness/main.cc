@@ -12,6 +12,7 @@
 #include "harness/commands.h"
 #include "harness/compare.h"
 #include "harness/data_command.h"
+#include "harness/prompts_command.h"
 #include "harness/runner.h"
 
 namespace {
@@ -272,6 +273,41 @@ int main(int argc, char** argv) {
   AddDataFlags(data_list, data_flags);
   AddDataFlags(data_verify, data_flags);
 
+  RunFlags prompts_flags;
+  focal::harness::PromptsOptions prompts_opts;
+  CLI::App* prompts = app.add_subcommand(
+      "prompts",
+      "write the long-context samples a run would use (RULER's jsonl layout), no weights loaded");
+  prompts_flags.opts.tasks = "ruler";
+  prompts
+      ->add_option("--tasks", prompts_flags.opts.tasks,
+                   "comma-separated long-context task or group names")
+      ->capture_default_str();
+  prompts->add_option("--model", prompts_opts.model,
+                      "HF-format model directory or .gguf file whose tokenizer counts (default: "
+                      "SmolLM2-135M-Instruct)");
+  prompts->add_option("--tokenizer", prompts_opts.tokenizer,
+                      "or a tokenizer alone: a directory, .gguf file or tokenizer.model");
+  prompts->add_option("--out", prompts_opts.out_dir,
+                      "directory for OUT/<length>/<task>/validation.jsonl (default: every line "
+                      "to stdout)");
+  AddDataFlags(prompts, prompts_flags);
+  prompts->add_option("--lengths", prompts_flags.opts.lengths, "context lengths in model tokens")
+      ->capture_default_str();
+  prompts->add_option("--limit", prompts_flags.opts.limit, "samples per task and length (0: 500)")
+      ->capture_default_str();
+  prompts->add_option("--long-seed", prompts_flags.opts.long_seed, "sample seed (RULER's 42)")
+      ->capture_default_str();
+  prompts
+      ->add_option("--gold-depth", prompts_flags.opts.gold_depth,
+                   "hotpotqa_long: relative depth of the gold passages (0-1) or 'sweep'")
+      ->capture_default_str();
+  prompts
+      ->add_option("--add-bos", prompts_flags.add_bos, "auto (as the tokenizer), always or never")
+      ->capture_default_str();
+  prompts->add_option("--shard", prompts_flags.shard, "I/N: every N-th sample from the I-th")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -312,6 +348,11 @@ int main(int argc, char** argv) {
   if (data->parsed()) {
     if (int rc = FinishRunFlags(data_flags); rc >= 0) return rc;
     return Finish(focal::harness::RunDataList(data_flags.opts, data_verify->parsed(), std::cout));
+  }
+  if (prompts->parsed()) {
+    if (int rc = FinishRunFlags(prompts_flags); rc >= 0) return rc;
+    prompts_opts.run = prompts_flags.opts;
+    return Finish(focal::harness::RunPrompts(prompts_opts, std::cout));
   }
   if (report->parsed()) {
     return Finish(focal::harness::RunReport(report_files, report_format, report_baseline,
