@@ -4,6 +4,12 @@
 // length counted with the evaluated model's own tokenizer. Scoring is in
 // tasks/ruler_metrics.h.
 //
+// This is the approximation used where RULER's fetched inputs are absent
+// (the bundled samples, or --data-dir files): every sample's meta says so.
+// On the fetched data the ruler generator builds RULER's own prompts byte for
+// byte instead (ruler_exact.h). The differences listed below are those of
+// this approximation.
+//
 // What is RULER's, exactly: the task configurations, the prompt templates and
 // answer prefixes (scripts/data/synthetic/constants.py; the answer prefix is
 // the end of `input`, the "base" model template), the singular rewrite when

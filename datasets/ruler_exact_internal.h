@@ -3,6 +3,7 @@
 #ifndef FOCAL_DATASETS_RULER_EXACT_INTERNAL_H_
 #define FOCAL_DATASETS_RULER_EXACT_INTERNAL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,6 +16,37 @@
 #include "datasets/ruler_exact.h"
 
 namespace focal::datasets::ruler_exact {
+
+// One task of synthetic.yaml + constants.py, with the base template and the answer
+// prefix appended as prepare.py does.
+struct Spec {
+  absl::string_view name;
+  enum { kNiah, kVt, kCwe, kFwe, kQa } family;
+  int64_t tokens_to_generate;
+  absl::string_view haystack = "";  // niah: repeat | essay | needle
+  absl::string_view key_type = "", value_type = "";
+  int num_k = 1, num_v = 1, num_q = 1;
+  absl::string_view dataset = "";  // qa
+};
+
+inline constexpr absl::string_view kNoise =
+    "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.";
+
+// A Python exception inside generate_input_output: RULER's sample loops
+// catch it and retry with a smaller haystack.
+inline absl::Status PyError(absl::string_view what) { return absl::OutOfRangeError(what); }
+
+// sorted(set(v)).
+inline std::vector<std::string> SortedUnique(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// The niah family (ruler_exact_niah.cc).
+absl::StatusOr<std::vector<Sample>> GenerateNiah(const Spec& spec, int64_t max_len, int64_t num,
+                                                 uint64_t seed, const Sources& src,
+                                                 const CountTokens& count);
 
 // One generate_input_output call with `units` haystack units: input, golds.
 // OutOfRange stands for a Python exception RULER's sample loop catches.
