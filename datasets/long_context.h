@@ -30,6 +30,9 @@ struct GenerationSample {
   // For the per-sample log: needle depths and character positions, keys, the
   // gold-document depth, ... (free-form, JSON-safe strings).
   std::map<std::string, std::string> meta;
+  // Put before the generated text when scoring: HELMET scores the prompt's
+  // answer prefix plus the output (helmet_ruler_recall); empty elsewhere.
+  std::string score_prefix;
 };
 
 // Number of tokens the model will read for `text` (BOS included).

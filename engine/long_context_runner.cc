@@ -309,7 +309,8 @@ std::string ScoreJobs(const std::vector<Job>& jobs, const GenerationCache& cache
     const ScoreKey key{s.task, s.length, j.depth};
     std::map<std::string, double> m;  // by name: the order of values in DocValues
     for (const std::string& name : j.task->spec().metrics()) {
-      m[name] = tasks::FindMetric(name)->generation(g.text, s.outputs);
+      m[name] = tasks::FindMetric(name)->generation(
+          s.score_prefix.empty() ? g.text : absl::StrCat(s.score_prefix, g.text), s.outputs);
     }
     for (const auto& [k, v] : m) scores.values[key][k].push_back(v);
     if (o.shard_count > 1) {

@@ -14,7 +14,7 @@ namespace focal::reports {
 std::string LengthCategoryOf(absl::string_view task) {
   if (absl::StartsWith(task, "ruler_")) return "ruler";
   if (absl::StartsWith(task, "helmet_icl_")) return "helmet_icl";
-  if (task == "helmet_json_kv") return "helmet_recall";
+  if (task == "helmet_json_kv" || absl::StartsWith(task, "helmet_ruler_")) return "helmet_recall";
   if (absl::StartsWith(task, "helmet_rag_")) return "helmet_rag";
   return "";
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "datasets/text_util.h"
 #include "tasks/qa_metrics.h"
+#include "tasks/ruler_metrics.h"
 
 namespace focal::tasks {
 namespace {
@@ -53,6 +54,13 @@ double HelmetKvSubstringMatch(absl::string_view generation, absl::Span<const std
 }
 double HelmetRagSubstringMatch(absl::string_view generation, absl::Span<const std::string> golds) {
   return Helmet("Answer:", generation, golds, /*substring=*/true);
+}
+double HelmetRulerRecall(absl::string_view output, absl::Span<const std::string> golds) {
+  if (golds.empty()) return 0;
+  const std::string out = PythonLower(output);
+  int64_t n = 0;
+  for (const std::string& g : golds) n += out.find(PythonLower(g)) != std::string::npos;
+  return static_cast<double>(n) / static_cast<double>(golds.size());
 }
 
 }  // namespace focal::tasks

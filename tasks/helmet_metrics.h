@@ -28,6 +28,11 @@ std::string HelmetParseOutput(absl::string_view output, absl::string_view prefix
 double HelmetIclExactMatch(absl::string_view generation, absl::Span<const std::string> golds);
 double HelmetKvSubstringMatch(absl::string_view generation, absl::Span<const std::string> golds);
 double HelmetRagSubstringMatch(absl::string_view generation, absl::Span<const std::string> golds);
+// HELMET's ruler_recall (data.py, load_ruler): the fraction of golds g with
+// g.lower() in output.lower(), where output is the answer prefix plus the
+// generation as is (no post-processing). The prefix varies with the query,
+// so the sample carries it (GenerationSample::score_prefix).
+double HelmetRulerRecall(absl::string_view output, absl::Span<const std::string> golds);
 
 }  // namespace focal::tasks
 

@@ -76,7 +76,9 @@ bool IsCased(uint32_t c) {
          (c >= 0x400 && c <= 0x4ff);
 }
 
-std::string Lower(absl::string_view s) {
+}  // namespace
+
+std::string PythonLower(absl::string_view s) {
   std::vector<uint32_t> cps;
   for (size_t i = 0; i < s.size();) cps.push_back(NextCodePoint(s, i));
   std::string out;
@@ -97,12 +99,14 @@ std::string Lower(absl::string_view s) {
   return out;
 }
 
+namespace {
+
 // How many golds occur in the post-processed, lower-cased prediction.
 int64_t CountMatches(absl::string_view prediction, absl::Span<const std::string> golds) {
-  const std::string pred = Lower(RulerPostprocess(prediction));
+  const std::string pred = PythonLower(RulerPostprocess(prediction));
   int64_t n = 0;
   for (const std::string& gold : golds) {
-    if (pred.find(Lower(gold)) != std::string::npos) ++n;
+    if (pred.find(PythonLower(gold)) != std::string::npos) ++n;
   }
   return n;
 }

@@ -24,6 +24,11 @@ namespace focal::tasks {
 // (Python's str.strip(), Unicode whitespace included).
 std::string RulerPostprocess(absl::string_view prediction);
 
+// Python's str.lower() on UTF-8 for the scripts RULER's and HELMET's data use
+// (ASCII, Latin-1, Latin Extended-A, Greek with final sigma, Cyrillic; other
+// code points unchanged).
+std::string PythonLower(absl::string_view s);
+
 // string_match_all: the fraction of golds that occur, case-insensitively, as
 // substrings of the post-processed prediction (0 with no gold).
 double StringMatchAll(absl::string_view prediction, absl::Span<const std::string> golds);

@@ -74,6 +74,26 @@ TEST(HelmetMetricsTest, SubstringMatchScoresRawAndParsed) {
   EXPECT_EQ(HelmetRagSubstringMatch("", golds), 0);
 }
 
+// HELMET's ruler_recall: sum(a.lower() in output.lower()) / len(answers) on
+// the answer prefix plus the raw output, no post-processing.
+TEST(HelmetMetricsTest, RulerRecallIsTheFractionInPrefixPlusOutput) {
+  using tasks::HelmetRulerRecall;
+  const std::vector<std::string> four = {"1111111", "2222222", "3333333", "4444444"};
+  EXPECT_EQ(HelmetRulerRecall("... text are 1111111, 3333333 and 9999999", four), 0.5);
+  EXPECT_EQ(HelmetRulerRecall("are: 4444444 3333333 2222222 1111111", four), 1.0);
+  EXPECT_EQ(HelmetRulerRecall("is ABCDEF01-aa", {"abcdef01-AA"}), 1.0);
+  // The prefix counts: a gold inside it is found (HELMET prepends it).
+  EXPECT_EQ(HelmetRulerRecall("The special magic number for 77 mentioned is", {"77"}), 1.0);
+  // No post-processing: a control character between the digits splits them.
+  EXPECT_EQ(HelmetRulerRecall("is 12\x01"
+                              "34",
+                              {"1234"}),
+            0.0);
+  EXPECT_EQ(HelmetRulerRecall("is 1234", {}), 0.0);
+  // Python's lower() beyond ASCII.
+  EXPECT_EQ(HelmetRulerRecall("is \xc3\x89T\xc3\x89", {"\xc3\xa9t\xc3\xa9"}), 1.0);
+}
+
 struct Tok {
   std::string name;
   std::unique_ptr<model::Tokenizer> tok;

@@ -128,6 +128,84 @@ TEST_F(PromptsTest, OutWritesRulersLayout) {
   }
 }
 
+// Read `prompts` lines into (task -> lines).
+std::map<std::string, std::vector<JsonValue>> ByTask(const std::string& out) {
+  std::map<std::string, std::vector<JsonValue>> m;
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    auto v = ParseJson(line, "prompts");
+    if (!v.ok()) {
+      ADD_FAILURE() << v.status();
+      continue;
+    }
+    m[v->Find("task")->string_value()].push_back(*std::move(v));
+  }
+  return m;
+}
+
+// HELMET's recall tasks: RULER's samples in HELMET's load_ruler prompt (its
+// user template + "\n" + its system template, filled with RULER's context,
+// query and needle type), formatted here independently, with RULER's golds.
+TEST_F(PromptsTest, HelmetRecallIsRulersSamplesInHelmetsTemplate) {
+  testing::CommandResult h = testing::RunCommand(
+      Bin(),
+      "prompts --tasks helmet_ruler_niah_mk_2,helmet_ruler_niah_mk_3,helmet_ruler_niah_mv "
+      "--lengths 4096 --limit 2");
+  ASSERT_EQ(h.code, 0) << h.err;
+  testing::CommandResult r = testing::RunCommand(
+      Bin(),
+      "prompts --tasks ruler_niah_multikey_2,ruler_niah_multikey_3,ruler_niah_multivalue "
+      "--lengths 4096 --limit 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto helmet = ByTask(h.out), ruler = ByTask(r.out);
+  const struct {
+    const char* helmet;
+    const char* ruler;
+    const char* type;
+    bool single;
+    int64_t max_new;
+  } cases[] = {{"helmet_ruler_niah_mk_2", "ruler_niah_multikey_2", "number", true, 50},
+               {"helmet_ruler_niah_mk_3", "ruler_niah_multikey_3", "uuid", true, 100},
+               {"helmet_ruler_niah_mv", "ruler_niah_multivalue", "numbers", false, 50}};
+  for (const auto& c : cases) {
+    ASSERT_EQ(helmet[c.helmet].size(), 2u) << c.helmet;
+    ASSERT_EQ(ruler[c.ruler].size(), 2u) << c.ruler;
+    for (size_t i = 0; i < 2; ++i) {
+      const JsonValue& hv = helmet[c.helmet][i];
+      const JsonValue& rv = ruler[c.ruler][i];
+      const std::string& rin = rv.Find("input")->string_value();
+      // RULER's context: between the instructions' line and the question.
+      const size_t b = rin.find("afterwards.\n") + 12, e = rin.rfind("\nWhat ");
+      ASSERT_LT(b, e);
+      const std::string context = rin.substr(b, e - b);
+      const size_t qb = rin.find(" for ", e) + 5, qe = rin.find(" mentioned in", qb);
+      const std::string query = rin.substr(qb, qe - qb), t = c.type;
+      const std::string user =
+          c.single ? absl::StrCat("A special magic ", t,
+                                  " is hidden within the following text. Make sure to memorize "
+                                  "it. I will quiz you about the ",
+                                  t, " afterwards.\n", context, "\nWhat is the special magic ", t,
+                                  " for ", query, " mentioned in the provided text?")
+                   : absl::StrCat("Some special magic ", t,
+                                  " are hidden within the following text. Make sure to memorize "
+                                  "it. I will quiz you about the ",
+                                  t, " afterwards.\n", context, "\nWhat are all the special magic ",
+                                  t, " for ", query, " mentioned in the provided text?");
+      const std::string system =
+          absl::StrCat("The special magic ", t, " for ", query, " mentioned in the provided text ",
+                       c.single ? "is" : "are");
+      EXPECT_EQ(hv.Find("input")->string_value(), user + "\n" + system) << c.helmet << " #" << i;
+      EXPECT_EQ(hv.Find("outputs")->array().size(), rv.Find("outputs")->array().size());
+      for (size_t k = 0; k < rv.Find("outputs")->array().size(); ++k) {
+        EXPECT_EQ(hv.Find("outputs")->array()[k].string_value(),
+                  rv.Find("outputs")->array()[k].string_value());
+      }
+      EXPECT_EQ(hv.Find("max_new_tokens")->integer(), c.max_new) << c.helmet;
+      EXPECT_EQ(hv.Find("meta")->Find("construction")->string_value(),
+                "RULER 26.3 (byte-identical)");
+    }
+  }
+}
+
 TEST_F(PromptsTest, ClearRefusals) {
   testing::CommandResult unknown = testing::RunCommand(Bin(), "prompts --tasks ruler_niah_9");
   EXPECT_EQ(unknown.code, 1);

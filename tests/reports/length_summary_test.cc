@@ -30,6 +30,7 @@ TEST(LengthSummaryTest, CategoriesByName) {
   EXPECT_EQ(LengthCategoryOf("ruler_vt"), "ruler");
   EXPECT_EQ(LengthCategoryOf("helmet_icl_nlu"), "helmet_icl");
   EXPECT_EQ(LengthCategoryOf("helmet_json_kv"), "helmet_recall");
+  EXPECT_EQ(LengthCategoryOf("helmet_ruler_niah_mk_2"), "helmet_recall");
   EXPECT_EQ(LengthCategoryOf("helmet_rag_nq"), "helmet_rag");
   EXPECT_EQ(LengthCategoryOf("hotpotqa_long"), "");
   EXPECT_EQ(LengthCategoryOf("arc_easy"), "");
