@@ -7,7 +7,11 @@
 // "LABEL MODE T" runs one forward pass over the first T ids on that model,
 // scoring the last row (MODE "last") or every row (MODE "all": log-prob of
 // each next token, what a perplexity/loglikelihood pass over the whole prompt
-// computes), and answers "LABEL MODE T SECONDS". Loading happens before the
+// computes), and answers "LABEL MODE T SECONDS LOGPROB_SUM". "LABEL decode T
+// G" prefills T ids (as "last") into a cache with room for G more, then runs
+// G one-token forward passes on the next ids (greedy decoding's work per
+// step: one row through every layer and the LM head), and answers "LABEL
+// decode T G PREFILL_SECONDS DECODE_SECONDS". Loading happens before the
 // first line and is not timed. "profile" prints (to stdout, then "end") the
 // time per backend op since the previous "profile", with each linear-layer
 // shape's GFLOP/s, OpenBLAS's sgemm on the same shape beside it, and the
@@ -296,47 +300,61 @@ int main(int argc, char** argv) {
     }
     std::istringstream in(line);
     std::string label, mode;
-    int64_t T = 0;
+    int64_t T = 0, G = 0;
     in >> label >> mode >> T;
+    if (mode == "decode") in >> G;
     auto it = loaded.find(label);
-    if (it == loaded.end() || (mode != "last" && mode != "all") || T < 1 ||
-        T > static_cast<int64_t>(tokens.size())) {
-      std::fprintf(stderr, "bad command '%s' (LABEL last|all T, T <= %zu)\n", line.c_str(),
-                   tokens.size());
+    if (it == loaded.end() || (mode != "last" && mode != "all" && mode != "decode") || T < 1 ||
+        G < 0 || T + G + 1 > static_cast<int64_t>(tokens.size()) + (mode == "decode" ? 0 : 1)) {
+      std::fprintf(stderr, "bad command '%s' (LABEL last|all T, or LABEL decode T G; %zu ids)\n",
+                   line.c_str(), tokens.size());
       return 2;
     }
     focal::model::Transformer& tf = it->second->transformer();
-    auto ids = absl::MakeConstSpan(tokens).subspan(0, T);
-    std::vector<int64_t> rows;
-    std::vector<int32_t> targets;
-    for (int64_t r = mode == "all" ? 0 : T - 1; r < T; ++r) {
-      rows.push_back(r);
-      targets.push_back(r + 1 < static_cast<int64_t>(tokens.size()) ? tokens[r + 1] : 0);
-    }
-    auto cache = tf.NewCache(T);
+    auto cache = tf.NewCache(T + G);
     if (!cache.ok()) {
       std::fprintf(stderr, "%s\n", std::string(cache.status().message()).c_str());
       return 1;
     }
-    focal::model::SeqInput seq{&*cache, ids, rows, targets};
-    std::vector<std::vector<focal::model::TokenScore>> out;
-    const double paired_before = be.PairedSeconds();
-    const auto t0 = Clock::now();
-    const absl::Status st = tf.Forward(absl::MakeConstSpan(&seq, 1), out);
-    // Without the paired sgemm calls' own time.
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count() -
-                     (be.PairedSeconds() - paired_before);
-    if (!st.ok()) {
-      std::fprintf(stderr, "forward failed: %s\n", std::string(st.message()).c_str());
-      return 1;
-    }
-    forward_seconds += s;
-    ++passes;
-    // The sum of log-probs, so a numerics change shows up in the log.
+    // One forward pass over ids [begin, end) scoring `rows` (relative to
+    // begin); returns its seconds (without paired sgemm calls) and adds the
+    // log-probs to `sum`.
     double sum = 0;
-    for (const auto& ts : out[0]) sum += ts.logprob;
-    std::printf("%s %s %lld %.6f %.9g\n", label.c_str(), mode.c_str(), static_cast<long long>(T), s,
-                sum);
+    auto pass = [&](int64_t begin, int64_t end, bool all_rows) -> double {
+      auto ids = absl::MakeConstSpan(tokens).subspan(begin, end - begin);
+      std::vector<int64_t> rows;
+      std::vector<int32_t> targets;
+      for (int64_t r = all_rows ? begin : end - 1; r < end; ++r) {
+        rows.push_back(r - begin);
+        targets.push_back(r + 1 < static_cast<int64_t>(tokens.size()) ? tokens[r + 1] : 0);
+      }
+      focal::model::SeqInput seq{&*cache, ids, rows, targets};
+      std::vector<std::vector<focal::model::TokenScore>> out;
+      const double paired_before = be.PairedSeconds();
+      const auto t0 = Clock::now();
+      const absl::Status st = tf.Forward(absl::MakeConstSpan(&seq, 1), out);
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count() -
+                          (be.PairedSeconds() - paired_before);
+      if (!st.ok()) {
+        std::fprintf(stderr, "forward failed: %s\n", std::string(st.message()).c_str());
+        std::exit(1);
+      }
+      for (const auto& ts : out[0]) sum += ts.logprob;
+      forward_seconds += secs;
+      ++passes;
+      return secs;
+    };
+    const double s = pass(0, T, mode == "all");
+    if (mode == "decode") {
+      double d = 0;
+      for (int64_t g = 0; g < G; ++g) d += pass(T + g, T + g + 1, false);
+      std::printf("%s decode %lld %lld %.6f %.6f\n", label.c_str(), static_cast<long long>(T),
+                  static_cast<long long>(G), s, d);
+    } else {
+      // The sum of log-probs, so a numerics change shows up in the log.
+      std::printf("%s %s %lld %.6f %.9g\n", label.c_str(), mode.c_str(),
+                  static_cast<long long>(T), s, sum);
+    }
     std::fflush(stdout);
   }
   return 0;

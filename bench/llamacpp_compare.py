@@ -21,6 +21,11 @@ Two amounts of LM-head work, measured for both engines:
     batch, i.e. logits_all; we compute the log-prob of each next token, as a
     perplexity/loglikelihood pass over the whole prompt does).
 
+With --decode G, also one long-context sample's work per engine and length:
+a prefill of the prompt ("last"), then G one-token decode steps on the same
+cache (teacher-forced on fixed ids: the work of a greedy step), timed
+separately.
+
 Prints medians and ratios as Markdown, and optionally our per-op profile
 (see bench/gguf_prefill_bench.cc). See bench/README.md.
 """
@@ -74,11 +79,11 @@ def write_f32_gguf(src: pathlib.Path, dst: pathlib.Path) -> None:
 class LlamaCpp:
     """One llama.cpp context; times llama_decode over a fresh KV cache."""
 
-    def __init__(self, path, n_ctx, threads, flash_attn):
+    def __init__(self, path, n_ctx, threads, flash_attn, extra_ctx=0):
         import llama_cpp
 
         self.lc = llama_cpp
-        kwargs = dict(model_path=str(path), n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
+        kwargs = dict(model_path=str(path), n_ctx=n_ctx + extra_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
                       n_threads=threads, n_threads_batch=threads, verbose=False)
         if flash_attn is not None:
             kwargs["flash_attn"] = flash_attn
@@ -92,6 +97,24 @@ class LlamaCpp:
             lc.llama_memory_clear(lc.llama_get_memory(self.ctx), True)
         else:
             lc.llama_kv_self_clear(self.ctx)
+
+    def decode(self, tokens, n, steps):
+        """Prefill tokens[:n] (last logits), then `steps` one-token decodes."""
+        pre = self.run(tokens[:n], "last")
+        b = self.batch
+        t0 = time.perf_counter()
+        for g in range(steps):
+            b.token[0] = int(tokens[n + g])
+            b.pos[0] = n + g
+            b.n_seq_id[0] = 1
+            b.seq_id[0][0] = 0
+            b.logits[0] = 1
+            b.n_tokens = 1
+            if self.lc.llama_decode(self.ctx, b) != 0:
+                raise RuntimeError("llama_decode failed in a decode step")
+            self.lc.llama_synchronize(self.ctx)
+            _ = self.lc.llama_get_logits_ith(self.ctx, 0)[0]
+        return pre, time.perf_counter() - t0
 
     def run(self, tokens, mode):
         b = self.batch
@@ -137,6 +160,14 @@ class Ours:
         self.sums[(label, mode, n)] = float(parts[4])
         return float(parts[3])
 
+    def decode(self, label, n, steps):
+        self.p.stdin.write(f"{label} decode {n} {steps}\n")
+        self.p.stdin.flush()
+        parts = self.p.stdout.readline().split()
+        if len(parts) != 6:
+            raise RuntimeError(f"gguf_prefill_bench failed on {label} decode {n} {steps}")
+        return float(parts[4]), float(parts[5])
+
     def profile(self):
         self.p.stdin.write("profile\n")
         self.p.stdin.flush()
@@ -165,6 +196,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between passes (llama.cpp's OpenMP threads spin after a call)")
+    ap.add_argument("--decode", type=int, default=0,
+                    help="also time a prefill plus this many decode steps per length "
+                         "(one long-context sample; 0: off)")
     ap.add_argument("--flash-attn", choices=["default", "on", "off"], default="default")
     ap.add_argument("--profile", action="store_true",
                     help="also print our per-op profile and the GEMMs beside OpenBLAS")
@@ -190,8 +224,8 @@ def main():
     # content does not change the work of a prefill).
     n_max = max(lengths)
     rng = np.random.default_rng(0)
-    tokens = rng.integers(3, 49152, size=n_max + 1).tolist()
-    tokens_file = cache / f"prefill_tokens_{n_max + 1}.txt"
+    tokens = rng.integers(3, 49152, size=n_max + args.decode + 1).tolist()
+    tokens_file = cache / f"prefill_tokens_{len(tokens)}.txt"
     tokens_file.write_text(" ".join(map(str, tokens)) + "\n")
 
     import llama_cpp
@@ -199,11 +233,14 @@ def main():
     flash = {"default": None, "on": True, "off": False}[args.flash_attn]
     engines = {}
     if args.only != "ours":
-        engines["llama"] = {k: LlamaCpp(p, n_max, args.threads, flash) for k, p in files.items()}
+        engines["llama"] = {k: LlamaCpp(p, n_max, args.threads, flash, args.decode)
+                            for k, p in files.items()}
     ours = Ours(args.binary, tokens_file, args.threads, files) if args.only != "llama" else None
 
     times = {}  # (engine, file, mode, n) -> [s]
     cases = [(f, m, n) for n in lengths for f in files for m in modes]
+    if args.decode:
+        cases += [(f, "decode", n) for n in lengths for f in files]
     # Warm-up, not timed: one pass per engine and file (page cache, buffers).
     for f in files:
         if ours is not None:
@@ -216,7 +253,11 @@ def main():
                 if (eng == "ours" and ours is None) or (eng == "llama" and "llama" not in engines):
                     continue
                 time.sleep(args.pause)
-                if eng == "ours":
+                if m == "decode":
+                    pre, dec = (ours.decode(f, n, args.decode) if eng == "ours" else
+                                engines["llama"][f].decode(tokens, n, args.decode))
+                    s = (pre, dec, pre + dec)
+                elif eng == "ours":
                     s = ours.run(f, m, n)
                 else:
                     s = engines["llama"][f].run(tokens[:n], m)
@@ -238,15 +279,38 @@ def main():
           "focal-eval / llama.cpp |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for f, m, n in cases:
+        if m == "decode":
+            continue
         a, b = med(("ours", f, m, n)), med(("llama", f, m, n))
         print(f"| {f.upper()} | {m} | {n} | {a:.3f} | {n / a:.0f} | {b:.3f} | "
               f"{n / b:.0f} | {b / a:.2f} |")
+    if args.decode:
+        def med_i(key, i):
+            v = times.get(key)
+            return statistics.median(x[i] for x in v) if v else float("nan")
+
+        g = args.decode
+        print(f"\nOne long-context sample: prefill (last logits) + {g} decode steps\n")
+        print("| weights | prompt | engine | prefill s | decode s | decode tok/s | sample s |")
+        print("|---|---:|---|---:|---:|---:|---:|")
+        for f, m, n in cases:
+            if m != "decode":
+                continue
+            for eng, name in (("ours", "focal-eval"), ("llama", "llama.cpp")):
+                if (eng, f, m, n) not in times:
+                    continue
+                p, d = med_i((eng, f, m, n), 0), med_i((eng, f, m, n), 1)
+                print(f"| {f.upper()} | {n} | {name} | {p:.3f} | {d:.3f} | {g / d:.1f} | "
+                      f"{med_i((eng, f, m, n), 2):.3f} |")
     if ours is not None:
         print("\nfocal-eval log-prob sums (F32 vs Q4_1 files should agree closely): " +
-              ", ".join(f"{f} {m} {n}: {ours.sums[(f, m, n)]:.4f}" for f, m, n in cases))
+              ", ".join(f"{f} {m} {n}: {ours.sums[(f, m, n)]:.4f}" for f, m, n in cases
+                        if m != "decode"))
     print("\nall timings (s):")
     for k, v in sorted(times.items()):
-        print(f"  {k}: " + " ".join(f"{x:.3f}" for x in v))
+        print(f"  {k}: " + " ".join(
+            "/".join(f"{y:.3f}" for y in x[:2]) if isinstance(x, tuple) else f"{x:.3f}"
+            for x in v))
     if profile:
         print("\nfocal-eval profile over all timed and warm-up passes:\n")
         print(profile)
