@@ -352,8 +352,8 @@ int main(int argc, char** argv) {
                   static_cast<long long>(G), s, d);
     } else {
       // The sum of log-probs, so a numerics change shows up in the log.
-      std::printf("%s %s %lld %.6f %.9g\n", label.c_str(), mode.c_str(),
-                  static_cast<long long>(T), s, sum);
+      std::printf("%s %s %lld %.6f %.9g\n", label.c_str(), mode.c_str(), static_cast<long long>(T),
+                  s, sum);
     }
     std::fflush(stdout);
   }
