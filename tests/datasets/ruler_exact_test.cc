@@ -126,6 +126,25 @@ TEST_F(RulerExactParity, Llama2Tokenizer) {
   Check("llama2.txt", "llama2", *tok);
 }
 
+// Where RULER would redraw forever (no haystack size fits), a refusal that
+// gives the numbers.
+TEST_F(RulerExactParity, LengthTooShortIsRefusedWithTheNumbers) {
+  const std::string gguf_path = testing::DefaultModelGguf();
+  FOCAL_REQUIRE_FILE(gguf_path, "bash scripts/fetch_default_model.sh");
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::GgufFile> gguf,
+                             model::GgufFile::Open(gguf_path));
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::Tokenizer> tok, model::LoadTokenizer(*gguf));
+  CountTokens count = [&tok](absl::string_view text) -> absl::StatusOr<int64_t> {
+    FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok->Encode(text, /*add_bos=*/false));
+    return static_cast<int64_t>(ids.size());
+  };
+  auto r = Generate("niah_single_1", 200, 1, 42, Src(), count);
+  EXPECT_THAT(r.status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("niah_single_1: a sample does not fit in 200 tokens")));
+  EXPECT_THAT(r.status().message(), HasSubstr("with the answer room"));
+}
+
 TEST(RulerExactTest, UnknownTaskListsTheValidOnes) {
   Sources none;
   auto r = Generate("niah_single_9", 4096, 1, 42, none,
