@@ -21,8 +21,8 @@ Two amounts of LM-head work, measured for both engines:
     batch, i.e. logits_all; we compute the log-prob of each next token, as a
     perplexity/loglikelihood pass over the whole prompt does).
 
-With --decode G, also one long-context sample's work per engine and length:
-a prefill of the prompt ("last"), then G one-token decode steps on the same
+With --decode G, also one long-context sample's work per engine and length L:
+a prefill of L - G prompt tokens ("last"), then G one-token decode steps on the same
 cache (teacher-forced on fixed ids: the work of a greedy step), timed
 separately.
 
@@ -254,8 +254,10 @@ def main():
                     continue
                 time.sleep(args.pause)
                 if m == "decode":
-                    pre, dec = (ours.decode(f, n, args.decode) if eng == "ours" else
-                                engines["llama"][f].decode(tokens, n, args.decode))
+                    # A sample of n tokens: n - G prompt tokens, G generated.
+                    pre, dec = (ours.decode(f, n - args.decode, args.decode) if eng == "ours"
+                                else engines["llama"][f].decode(tokens, n - args.decode,
+                                                                args.decode))
                     s = (pre, dec, pre + dec)
                 elif eng == "ours":
                     s = ours.run(f, m, n)
@@ -290,8 +292,9 @@ def main():
             return statistics.median(x[i] for x in v) if v else float("nan")
 
         g = args.decode
-        print(f"\nOne long-context sample: prefill (last logits) + {g} decode steps\n")
-        print("| weights | prompt | engine | prefill s | decode s | decode tok/s | sample s |")
+        print(f"\nOne long-context sample of LENGTH tokens: prefill of LENGTH - {g} (last "
+              f"logits) + {g} decode steps\n")
+        print("| weights | length | engine | prefill s | decode s | decode tok/s | sample s |")
         print("|---|---:|---|---:|---:|---:|---:|")
         for f, m, n in cases:
             if m != "decode":
