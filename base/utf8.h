@@ -5,6 +5,8 @@
 #define FOCAL_BASE_UTF8_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 
@@ -17,6 +19,9 @@ bool IsValidUtf8(absl::string_view s);
 // when ill-formed; on 0, *prefix is the length of the longest prefix of one
 // that is there (the "maximal subpart" that one U+FFFD replaces).
 size_t Utf8WellFormedAt(absl::string_view s, size_t i, size_t* prefix);
+
+// Appends code point `cp` (<= U+10FFFF) to `out` as UTF-8.
+void AppendUtf8(uint32_t cp, std::string& out);
 
 }  // namespace focal
 

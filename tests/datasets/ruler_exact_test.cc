@@ -64,6 +64,13 @@ const Sources& Src() {
   return *src;
 }
 
+// The default model's tokenizer (from its GGUF).
+absl::StatusOr<std::unique_ptr<model::Tokenizer>> DefaultTokenizer() {
+  FOCAL_ASSIGN_OR_RETURN(std::unique_ptr<model::GgufFile> gguf,
+                         model::GgufFile::Open(testing::DefaultModelGguf()));
+  return model::LoadTokenizer(*gguf);
+}
+
 class RulerExactParity : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -108,11 +115,8 @@ class RulerExactParity : public ::testing::Test {
 };
 
 TEST_F(RulerExactParity, DefaultModelTokenizer) {
-  const std::string gguf_path = testing::DefaultModelGguf();
-  FOCAL_REQUIRE_FILE(gguf_path, "bash scripts/fetch_default_model.sh");
-  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::GgufFile> gguf,
-                             model::GgufFile::Open(gguf_path));
-  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::Tokenizer> tok, model::LoadTokenizer(*gguf));
+  FOCAL_REQUIRE_FILE(testing::DefaultModelGguf(), "bash scripts/fetch_default_model.sh");
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::Tokenizer> tok, DefaultTokenizer());
   Check("smollm2.txt", "smollm2", *tok);
 }
 
@@ -129,11 +133,8 @@ TEST_F(RulerExactParity, Llama2Tokenizer) {
 // Where RULER would redraw forever (no haystack size fits), a refusal that
 // gives the numbers.
 TEST_F(RulerExactParity, LengthTooShortIsRefusedWithTheNumbers) {
-  const std::string gguf_path = testing::DefaultModelGguf();
-  FOCAL_REQUIRE_FILE(gguf_path, "bash scripts/fetch_default_model.sh");
-  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::GgufFile> gguf,
-                             model::GgufFile::Open(gguf_path));
-  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::Tokenizer> tok, model::LoadTokenizer(*gguf));
+  FOCAL_REQUIRE_FILE(testing::DefaultModelGguf(), "bash scripts/fetch_default_model.sh");
+  FOCAL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<model::Tokenizer> tok, DefaultTokenizer());
   CountTokens count = [&tok](absl::string_view text) -> absl::StatusOr<int64_t> {
     FOCAL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok->Encode(text, /*add_bos=*/false));
     return static_cast<int64_t>(ids.size());
