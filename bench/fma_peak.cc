@@ -2,7 +2,7 @@
 // The machine's float32 FMA peak: independent AVX2 fused multiply-adds on
 // 1..N threads, with no memory traffic. The ceiling any F32 forward pass can
 // reach here, used to bound the speed-up over another tool from the FLOPs
-// each needs (README, "5x not reachable on the CPU").
+// each needs (docs/benchmarks.md).
 //
 //   fma_peak [--threads N] [--repeats R]   (N: every usable core by default)
 #include <immintrin.h>

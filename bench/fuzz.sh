@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of the product with libFuzzer under ASan+UBSan
-# (tests/fuzz, README "Fuzzing"): builds build-fuzz with clang if needed,
+# (tests/fuzz, docs/evidence.md, "Fuzzing"): builds build-fuzz with clang if needed,
 # makes the seed corpora (from tests/testdata, datasets/samples, tasks/specs
 # and the fuzz_seeds program), runs each target in turn and prints a
 # Markdown table of executions, seconds, exec/s and the result.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // HELMET's long-context categories whose data exist in the ../shared layout
 // (Yen et al., ICLR 2025; princeton-nlp/HELMET @4526dfbd), built the way
-// HELMET's data.py builds them; differences are listed in the README's
-// long-context section.
+// HELMET's data.py builds them; differences are listed in
+// docs/long-context.md.
 //
 // Many-shot ICL ("helmet_icl", option dataset = trec_coarse | trec_fine |
 // banking77 | clinc150 | nlu), per HELMET's load_icl:

@@ -3,7 +3,7 @@
 // datasets/helmet.h). HELMET ships both as pre-built files whose generator is
 // not in its repository; here the samples are built per length from the
 // lost-in-the-middle data and seeded draws, with HELMET's prompts and
-// scoring (differences: README, long-context section).
+// scoring (differences: docs/long-context.md).
 //
 // helmet_json_kv: a JSON object of random UUID4 keys and values rendered as
 // "JSON data:\n" + json.dumps(obj, indent=4), as many pairs as fit (length -

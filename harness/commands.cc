@@ -225,7 +225,18 @@ absl::Status RunReport(const std::vector<std::string>& files, const std::string&
     FOCAL_ASSIGN_OR_RETURN(reports::RunResults r, reports::ResultsFromJson(text, f));
     runs.push_back(std::move(r));
   }
-  FOCAL_ASSIGN_OR_RETURN(std::string table, reports::BenchmarkTable(runs, format, baseline));
+  // --baseline may name one of the files: the column of its (single) model.
+  std::string column = baseline;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i] != baseline) continue;
+    if (runs[i].models_size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("report: --baseline ", baseline, " holds ",
+                                                     runs[i].models_size(),
+                                                     " models; name its column instead"));
+    }
+    column = reports::ModelLabel(runs[i].models(0));
+  }
+  FOCAL_ASSIGN_OR_RETURN(std::string table, reports::BenchmarkTable(runs, format, column));
   if (out_file.empty()) {
     out << table;
     return absl::OkStatus();

@@ -79,7 +79,7 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
       ->capture_default_str();
   cmd->add_option("--fewshot-data", f.fewshot_overrides,
                   "TASK=PATH: draw few-shot examples from PATH (default: the evaluated file; "
-                  "which draws drop the question: README, Tasks)");
+                  "which draws drop the question: docs/tasks.md)");
   cmd->add_option("--seed", f.opts.seed, "few-shot sampling seed (lm-eval's default 1234)")
       ->capture_default_str();
   cmd->add_option("--samples", f.opts.samples, "per-document JSONL log");
@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
   report->add_option("--format", report_format, "md, csv, html, latex or json")
       ->capture_default_str();
   report->add_option("--baseline", report_baseline,
-                     "column to show deltas against, e.g. 'SmolLM2-135M-Instruct.Q4_1.gguf base'");
+                     "column to show deltas against: one of the results files, or a column label "
+                     "such as 'SmolLM2-135M-Instruct.Q4_1.gguf base'");
   report->add_option("--out", report_out, "write here (atomically) instead of stdout");
 
   std::string bin, tok, out_dir;

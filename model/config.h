@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ModelConfig: the LLaMA-family fields of an HF config.json plus the optional
 // "focal_attention" object (see shared docs/focal-attention.md, mirrored in
-// the README).
+// docs/checkpoints.md).
 #ifndef FOCAL_MODEL_CONFIG_H_
 #define FOCAL_MODEL_CONFIG_H_
 

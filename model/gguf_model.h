@@ -20,7 +20,7 @@
 
 namespace focal::model {
 
-// The config of a llama GGUF (README "Checkpoints" lists the keys). Other
+// The config of a llama GGUF (docs/checkpoints.md lists the keys). Other
 // architectures, mixture-of-experts, RoPE scaling other than linear, and
 // llama3-style frequency factors (rope_freqs.weight) are refused by name.
 // Focal attention comes from the focal_attention.* keys.

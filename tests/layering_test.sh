@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The include direction the README's "Design" section draws:
+# The include direction docs/design.md draws:
 #   harness -> engine -> {tasks, datasets, reports, model} -> kernels -> base
 # (within the middle tier: reports -> tasks -> datasets). Fails, naming the
 # file and line, when a folder includes one it may not.

@@ -340,6 +340,10 @@ TEST(RunTest, ReportTablesAcrossModels) {
   Result bad = RunCli("report " + files + " --format docx");
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.err, HasSubstr("unknown --format 'docx'"));
+  // --baseline naming a results file picks that file's column.
+  Result by_file = RunCli("report " + files + " --baseline " + dir + "/base.json");
+  ASSERT_EQ(by_file.code, 0) << by_file.err;
+  EXPECT_EQ(by_file.out, md.out);
   Result nobase = RunCli("report " + files + " --baseline nope");
   EXPECT_EQ(nobase.code, 1);
   EXPECT_THAT(nobase.err, HasSubstr("is not a column"));
