@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+// The long-context evaluation loop: plan (task, length, depth) groups, build
+// their samples (one group ahead on another thread when a core is free),
+// generate what the resume cache lacks, score, and record per-length results.
 #include "engine/long_context_runner.h"
 
 #include <unistd.h>
@@ -28,6 +31,7 @@
 #include "base/work_queue.h"
 #include "datasets/generator.h"
 #include "datasets/hotpotqa_long.h"
+#include "engine/generation_cache.h"
 #include "engine/generator.h"
 #include "engine/jsonl_log.h"
 #include "engine/progress.h"
@@ -37,59 +41,6 @@
 
 namespace focal::engine {
 namespace {
-
-struct CachedGeneration {
-  std::string text;
-  std::string finish;
-};
-
-// Finished generations by request key, kept in a JSONL log so an
-// interrupted long-context run resumes.
-class GenerationCache {
- public:
-  absl::Status Open(const std::string& path) {
-    FOCAL_ASSIGN_OR_RETURN(
-        JsonlLog log, JsonlLog::Open(path, [&](const JsonValue& v) {
-          const JsonValue* k = v.Find("k");
-          const JsonValue* t = v.Find("text");
-          const JsonValue* f = v.Find("finish");
-          if (k && k->is_string() && t && t->is_string() && f && f->is_string()) {
-            map_[k->string_value()] = {t->string_value(), f->string_value()};
-          }
-        }));
-    log_ = std::move(log);
-    return absl::OkStatus();
-  }
-  const CachedGeneration* Find(const std::string& k) const {
-    auto it = map_.find(k);
-    return it == map_.end() ? nullptr : &it->second;
-  }
-  absl::Status Add(const std::string& k, const CachedGeneration& g) {
-    map_[k] = g;
-    if (!log_.has_value()) return absl::OkStatus();
-    return log_->Append(JsonObjectWriter(/*compact=*/true)
-                            .String("k", k)
-                            .String("text", g.text)
-                            .String("finish", g.finish)
-                            .Finish() +
-                        "\n");
-  }
-
- private:
-  std::optional<JsonlLog> log_;
-  absl::flat_hash_map<std::string, CachedGeneration> map_;
-};
-
-std::string RequestKey(const GenerationRequest& r) {
-  Sha256 h;
-  h.Update(r.prompt.data(), r.prompt.size() * sizeof(int32_t));
-  h.Update(&r.max_new_tokens, sizeof(r.max_new_tokens));
-  for (const std::string& s : r.stop) {
-    h.Update(s);
-    h.Update("\x00", 1);
-  }
-  return h.HexDigest();
-}
 
 std::string DetailsKey(const std::string& task, int64_t length, double depth) {
   std::string k = absl::StrCat(task, "@", length);
@@ -414,33 +365,6 @@ datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok
                                     [&tok](absl::Span<const int32_t> p) { return tok.Decode(p); });
   };
   return o;
-}
-
-absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text) {
-  std::vector<int64_t> out;
-  for (absl::string_view p : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    int64_t v;
-    if (!absl::SimpleAtoi(p, &v) || v <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--lengths: '", p, "' is not a positive integer"));
-    }
-    if (!out.empty() && v <= out.back()) {
-      return absl::InvalidArgumentError("--lengths must be strictly increasing, e.g. 4096,8192");
-    }
-    out.push_back(v);
-  }
-  if (out.empty()) return absl::InvalidArgumentError("--lengths is empty");
-  return out;
-}
-
-absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text) {
-  if (text == "sweep") return datasets::HotpotQaSweepDepths();
-  double d;
-  if (!absl::SimpleAtod(text, &d) || d < 0 || d > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--gold-depth '", text, "' must be a number in [0, 1] or 'sweep'"));
-  }
-  return std::vector<double>{d};
 }
 
 absl::Status BuildPrompts(const model::Tokenizer& tok, const LongContextOptions& o,

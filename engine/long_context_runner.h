@@ -71,10 +71,6 @@ using SampleSink = std::function<absl::Status(absl::string_view lines)>;
 // must outlive the options.
 datasets::GeneratorOptions TokenizerGeneratorOptions(const model::Tokenizer& tok, bool add_bos);
 
-// Parses "4096,8192" (ascending, positive) and "0.5" / "sweep".
-absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);
-absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
-
 // One (task, length, depth) group of samples as a run would build them.
 struct PromptGroup {
   const tasks::Task* task = nullptr;

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+// RunEvaluation: loads each model, scores the loglikelihood tasks, runs the
+// long-context tasks and records results and samples. Finding the tasks'
+// data: task_data.cc; parsing --shard and model specs: run_options.cc.
 #include "harness/runner.h"
 
 #include <unistd.h>
@@ -44,19 +47,6 @@ namespace {
 
 constexpr char kHarnessVersion[] = "0.2.0";
 
-struct TaskData {
-  const tasks::Task* task;
-  std::string path;
-  std::string reader;
-  datasets::DataOrigin origin = datasets::DataOrigin::kSample;
-  std::string note;  // the resolution's (sample, user file not the reference's)
-  std::string sha256;
-  std::string fewshot_path;
-  int64_t total_docs = 0;
-  std::vector<datasets::Doc> docs;                                 // after --limit and --shard
-  std::vector<std::vector<tasks::LoglikelihoodRequest>> requests;  // per doc
-};
-
 // The non-empty notes, "; " between them.
 std::string JoinNotes(std::initializer_list<std::string> notes) {
   std::string out;
@@ -64,96 +54,6 @@ std::string JoinNotes(std::initializer_list<std::string> notes) {
     if (!n.empty()) absl::StrAppend(&out, out.empty() ? "" : "; ", n);
   }
   return out;
-}
-
-absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task,
-                                  const datasets::DataCatalog& catalog) {
-  TaskData td;
-  td.task = &task;
-  FOCAL_ASSIGN_OR_RETURN(datasets::ResolvedData rd, ResolveData(o, task.spec(), catalog));
-  td.path = rd.path;
-  td.reader = rd.reader;
-  td.origin = rd.origin;
-  td.note = rd.note;
-  td.sha256 = rd.sha256;
-  // Reader options from the spec; file names in them are relative to the
-  // data file's directory. (PIQA's labels default to <stem>-labels.lst beside
-  // the data, which fits both ../shared/data and the bundled samples.)
-  std::map<std::string, std::string> opts(task.spec().reader_options().begin(),
-                                          task.spec().reader_options().end());
-  auto docs = datasets::ReadDocs(td.reader, td.path, opts);
-  if (!docs.ok()) return Annotate(docs.status(), absl::StrCat("task ", task.name()));
-  td.total_docs = static_cast<int64_t>(docs->size());
-  // Few-shot pool: --fewshot-data, else the evaluated file itself; which
-  // draws drop the current document: task_spec.proto, fewshot_excludes_doc.
-  std::vector<datasets::Doc> separate_pool;
-  const bool separate = o.fewshot_data.count(task.name()) > 0;
-  if (o.num_fewshot > 0 && separate) {
-    const std::string& fpath = o.fewshot_data.at(task.name());
-    auto pool = datasets::ReadDocs(td.reader, fpath, opts);
-    if (!pool.ok()) return Annotate(pool.status(), absl::StrCat("task ", task.name(), " few-shot"));
-    separate_pool = std::move(*pool);
-    td.fewshot_path = fpath;
-  } else if (o.num_fewshot > 0) {
-    td.fewshot_path = td.path;
-  }
-  const std::vector<datasets::Doc>& pool = separate ? separate_pool : *docs;
-  // One generator per task, used for documents in file order (lm-eval's
-  // fewshot_random_seed), so every earlier document's draw is replayed even
-  // when --limit or --shard skips scoring it.
-  tasks::PyRandom rnd(o.seed);
-  // --limit takes the first N documents, then --shard keeps every N-th of
-  // those, so the shards of a limited run merge into that run exactly.
-  const int64_t end = o.limit > 0 ? std::min<int64_t>(o.limit, td.total_docs) : td.total_docs;
-  for (int64_t n = 0; n < end; ++n) {
-    const datasets::Doc& d = (*docs)[n];
-    std::string prefix;
-    if (o.num_fewshot > 0) {
-      auto p = task.FewshotPrefix(d, pool, o.num_fewshot,
-                                  /*exclude_doc=*/task.spec().fewshot_excludes_doc() ||
-                                      (!separate && !task.spec().fewshot_from_eval_split()),
-                                  rnd);
-      if (!p.ok()) return Annotate(p.status(), td.path);
-      prefix = std::move(*p);
-    }
-    if (n % o.shard_count != o.shard_index) continue;
-    auto reqs = task.BuildRequests(d, prefix);
-    if (!reqs.ok()) return Annotate(reqs.status(), td.path);
-    td.docs.push_back(d);
-    td.requests.push_back(std::move(*reqs));
-  }
-  return td;
-}
-
-// The selected tasks by how they run: loglikelihood requests through the
-// scorer, generation tasks through the long-context runner.
-struct TaskSelection {
-  std::vector<const tasks::Task*> loglikelihood;
-  std::vector<const tasks::Task*> generation;
-};
-
-absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o,
-                                          const tasks::TaskRegistry& registry) {
-  FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> all, registry.Resolve(o.tasks));
-  TaskSelection sel;
-  for (const tasks::Task* t : all) {
-    (t->spec().output_type() == tasks::GENERATE_UNTIL ? sel.generation : sel.loglikelihood)
-        .push_back(t);
-  }
-  for (const auto* m : {&o.data, &o.fewshot_data}) {
-    for (const auto& [name, path] : *m) {
-      const tasks::Task* t = registry.Find(name);
-      const char* flag = m == &o.data ? "--data" : "--fewshot-data";
-      if (t == nullptr) {
-        return absl::NotFoundError(absl::StrCat(flag, " names unknown task '", name, "'"));
-      }
-      if (t->spec().output_type() == tasks::GENERATE_UNTIL) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(flag, " ", name, ": a generation task reads its files from --data-dir"));
-      }
-    }
-  }
-  return sel;
 }
 
 // --build-ahead: "auto" builds long-context samples beside the model when
@@ -455,127 +355,6 @@ absl::Status RecordTask(const RunOptions& o, LoadedModel& lm, const TaskData& td
 }
 
 }  // namespace
-
-namespace {
-
-// An environment variable that must be a non-negative integer when set.
-absl::StatusOr<std::optional<int64_t>> EnvInt(const EnvLookup& env, const char* name) {
-  const char* v = env(name);
-  if (v == nullptr) return std::nullopt;
-  int64_t x = 0;
-  if (!absl::SimpleAtoi(v, &x) || x < 0 || x > INT32_MAX) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--shard auto: ", name, "='", v, "' is not a non-negative integer"));
-  }
-  return x;
-}
-
-}  // namespace
-
-absl::Status ParseShard(const std::string& text, int* index, int* count, const EnvLookup& env_in,
-                        std::string* source) {
-  const EnvLookup env = env_in ? env_in : [](const char* name) { return std::getenv(name); };
-  if (text == "auto" || absl::StartsWith(text, "auto/")) {
-    int64_t want = 0;  // the count given after "auto/"; 0 = none
-    if (text != "auto" &&
-        (!absl::SimpleAtoi(text.substr(5), &want) || want < 1 || want > INT32_MAX)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--shard '", text, "': the count after auto/ must be a positive integer"));
-    }
-    FOCAL_ASSIGN_OR_RETURN(auto task_id, EnvInt(env, "SLURM_ARRAY_TASK_ID"));
-    FOCAL_ASSIGN_OR_RETURN(auto task_count, EnvInt(env, "SLURM_ARRAY_TASK_COUNT"));
-    FOCAL_ASSIGN_OR_RETURN(auto task_min, EnvInt(env, "SLURM_ARRAY_TASK_MIN"));
-    FOCAL_ASSIGN_OR_RETURN(auto task_max, EnvInt(env, "SLURM_ARRAY_TASK_MAX"));
-    FOCAL_ASSIGN_OR_RETURN(auto k8s_index, EnvInt(env, "JOB_COMPLETION_INDEX"));
-    int64_t i = 0, n = 0;
-    std::string from;
-    if (task_id.has_value() && want > 0) {
-      // The count is given: the task id is the shard, so resubmitting some
-      // tasks of an array (--array=2) runs those shards.
-      i = *task_id;
-      n = want;
-      from = absl::StrCat("SLURM_ARRAY_TASK_ID=", i, " of ", n, " shards");
-    } else if (task_id.has_value()) {
-      if (!task_count.has_value()) {
-        return absl::InvalidArgumentError(
-            "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not");
-      }
-      const int64_t lo = task_min.value_or(0);
-      n = *task_count;
-      i = *task_id - lo;
-      // Shards are every N-th document: the array's ids must be lo..lo+N-1.
-      if (task_max.has_value() && *task_max - lo + 1 != n) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--shard auto: the Slurm array ", lo, "-", *task_max, " has ", n,
-                         " tasks; shards need consecutive task ids (no step, e.g. --array=0-",
-                         n - 1, "), or give the count as --shard auto/N"));
-      }
-      from = absl::StrCat("SLURM_ARRAY_TASK_ID=", *task_id, " of ", n);
-    } else if (k8s_index.has_value()) {
-      if (want == 0) {
-        return absl::InvalidArgumentError(
-            "--shard auto: JOB_COMPLETION_INDEX is set but the Job's completions are not "
-            "visible to the pod: give them as --shard auto/N");
-      }
-      i = *k8s_index;
-      n = want;
-      from = absl::StrCat("JOB_COMPLETION_INDEX=", i, " of ", n);
-    } else {
-      return absl::InvalidArgumentError(
-          "--shard auto: neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor "
-          "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set; give --shard I/N");
-    }
-    if (i < 0 || i >= n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--shard auto: shard ", i, " is outside 0..", n - 1, " (", from, ")"));
-    }
-    *index = static_cast<int>(i);
-    *count = static_cast<int>(n);
-    if (source != nullptr) *source = from;
-    return absl::OkStatus();
-  }
-  std::vector<std::string> parts = absl::StrSplit(text, '/');
-  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], index) ||
-      !absl::SimpleAtoi(parts[1], count) || *count < 1 || *index < 0 || *index >= *count) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--shard '", text, "' must be I/N with 0 <= I < N (e.g. 0/4), auto or auto/N"));
-  }
-  if (source != nullptr) source->clear();
-  return absl::OkStatus();
-}
-
-absl::Status ListTasks(const RunOptions& o, std::ostream& out) {
-  FOCAL_ASSIGN_OR_RETURN(tasks::TaskRegistry registry, LoadRegistry(o));
-  out << "tasks:\n";
-  for (const std::string& n : registry.TaskNames()) {
-    out << "  " << n << "  " << registry.Find(n)->spec().description() << "\n";
-  }
-  out << "groups:\n";
-  for (const auto& [g, names] : registry.Groups()) {
-    out << "  " << g << ": ";
-    for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
-    out << "\n";
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
-                            std::optional<double>* temperature) {
-  const size_t at = spec.rfind("@t=");
-  if (at == std::string::npos) {
-    *dir = spec;
-    temperature->reset();
-    return absl::OkStatus();
-  }
-  double t;
-  if (!absl::SimpleAtod(spec.substr(at + 3), &t) || !(t > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model '", spec, "': the temperature after '@t=' must be a number > 0"));
-  }
-  *dir = spec.substr(0, at);
-  *temperature = t;
-  return absl::OkStatus();
-}
 
 absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostream& out,
                                                   std::vector<engine::ModelDetails>* details) {

@@ -69,7 +69,7 @@ struct RunOptions {
 
 // Bumped whenever a change to the scoring or generation code can change a
 // number: part of every resume-cache key, so old caches are never reused.
-inline constexpr int kScoringVersion = 2;
+inline constexpr int kScoringVersion = 3;  // 3: the CPU attention's exp (vector_math)
 
 // The resume-cache identity of a model run: everything besides the requests
 // themselves that can change a score (weights, resolved config, variant,
@@ -99,6 +99,10 @@ absl::StatusOr<reports::RunResults> RunEvaluation(
 // Parses "DIR" or "DIR@t=0.4" (a retrofit temperature for this model only).
 absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
                             std::optional<double>* temperature);
+
+// --lengths "4096,8192" (ascending, positive); --gold-depth "0.5" or "sweep".
+absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);
+absl::StatusOr<std::vector<double>> ParseGoldDepths(const std::string& text);
 
 // Prints the known tasks and groups.
 absl::Status ListTasks(const RunOptions& options, std::ostream& out);

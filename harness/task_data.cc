@@ -2,9 +2,11 @@
 #include "harness/task_data.h"
 
 #include <filesystem>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/asset_root.h"
 #include "base/status_macros.h"
 
@@ -58,8 +60,8 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
   for (const tasks::Task* t : generation) {
     FOCAL_ASSIGN_OR_RETURN(lco.task_data[t->name()], ResolveGeneratorFiles(o, t->spec(), catalog));
   }
-  FOCAL_ASSIGN_OR_RETURN(lco.lengths, engine::ParseLengths(o.lengths));
-  FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, engine::ParseGoldDepths(o.gold_depth));
+  FOCAL_ASSIGN_OR_RETURN(lco.lengths, ParseLengths(o.lengths));
+  FOCAL_ASSIGN_OR_RETURN(lco.gold_depths, ParseGoldDepths(o.gold_depth));
   lco.samples = o.limit > 0 ? o.limit : 500;
   lco.seed = o.long_seed;
   lco.data_dir = o.data_dir;
@@ -76,6 +78,92 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
   lco.shard_index = o.shard_index;
   lco.shard_count = o.shard_count;
   return lco;
+}
+
+absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task,
+                                  const datasets::DataCatalog& catalog) {
+  TaskData td;
+  td.task = &task;
+  FOCAL_ASSIGN_OR_RETURN(datasets::ResolvedData rd, ResolveData(o, task.spec(), catalog));
+  td.path = rd.path;
+  td.reader = rd.reader;
+  td.origin = rd.origin;
+  td.note = rd.note;
+  td.sha256 = rd.sha256;
+  // Reader options from the spec; file names in them are relative to the
+  // data file's directory. (PIQA's labels default to <stem>-labels.lst beside
+  // the data, which fits both ../shared/data and the bundled samples.)
+  std::map<std::string, std::string> opts(task.spec().reader_options().begin(),
+                                          task.spec().reader_options().end());
+  auto docs = datasets::ReadDocs(td.reader, td.path, opts);
+  if (!docs.ok()) return Annotate(docs.status(), absl::StrCat("task ", task.name()));
+  td.total_docs = static_cast<int64_t>(docs->size());
+  // Few-shot pool: --fewshot-data, else the evaluated file itself; which
+  // draws drop the current document: task_spec.proto, fewshot_excludes_doc.
+  std::vector<datasets::Doc> separate_pool;
+  const bool separate = o.fewshot_data.count(task.name()) > 0;
+  if (o.num_fewshot > 0 && separate) {
+    const std::string& fpath = o.fewshot_data.at(task.name());
+    auto pool = datasets::ReadDocs(td.reader, fpath, opts);
+    if (!pool.ok()) return Annotate(pool.status(), absl::StrCat("task ", task.name(), " few-shot"));
+    separate_pool = std::move(*pool);
+    td.fewshot_path = fpath;
+  } else if (o.num_fewshot > 0) {
+    td.fewshot_path = td.path;
+  }
+  const std::vector<datasets::Doc>& pool = separate ? separate_pool : *docs;
+  // One generator per task, used for documents in file order (lm-eval's
+  // fewshot_random_seed), so every earlier document's draw is replayed even
+  // when --limit or --shard skips scoring it.
+  tasks::PyRandom rnd(o.seed);
+  // --limit takes the first N documents, then --shard keeps every N-th of
+  // those, so the shards of a limited run merge into that run exactly.
+  const int64_t end = o.limit > 0 ? std::min<int64_t>(o.limit, td.total_docs) : td.total_docs;
+  for (int64_t n = 0; n < end; ++n) {
+    const datasets::Doc& d = (*docs)[n];
+    std::string prefix;
+    if (o.num_fewshot > 0) {
+      auto p = task.FewshotPrefix(d, pool, o.num_fewshot,
+                                  /*exclude_doc=*/task.spec().fewshot_excludes_doc() ||
+                                      (!separate && !task.spec().fewshot_from_eval_split()),
+                                  rnd);
+      if (!p.ok()) return Annotate(p.status(), td.path);
+      prefix = std::move(*p);
+    }
+    if (n % o.shard_count != o.shard_index) continue;
+    auto reqs = task.BuildRequests(d, prefix);
+    if (!reqs.ok()) return Annotate(reqs.status(), td.path);
+    td.docs.push_back(d);
+    td.requests.push_back(std::move(*reqs));
+  }
+  return td;
+}
+
+// The selected tasks by how they run: loglikelihood requests through the
+// scorer, generation tasks through the long-context runner.
+
+absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o,
+                                          const tasks::TaskRegistry& registry) {
+  FOCAL_ASSIGN_OR_RETURN(std::vector<const tasks::Task*> all, registry.Resolve(o.tasks));
+  TaskSelection sel;
+  for (const tasks::Task* t : all) {
+    (t->spec().output_type() == tasks::GENERATE_UNTIL ? sel.generation : sel.loglikelihood)
+        .push_back(t);
+  }
+  for (const auto* m : {&o.data, &o.fewshot_data}) {
+    for (const auto& [name, path] : *m) {
+      const tasks::Task* t = registry.Find(name);
+      const char* flag = m == &o.data ? "--data" : "--fewshot-data";
+      if (t == nullptr) {
+        return absl::NotFoundError(absl::StrCat(flag, " names unknown task '", name, "'"));
+      }
+      if (t->spec().output_type() == tasks::GENERATE_UNTIL) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, " ", name, ": a generation task reads its files from --data-dir"));
+      }
+    }
+  }
+  return sel;
 }
 
 }  // namespace focal::harness

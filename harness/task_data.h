@@ -10,8 +10,10 @@
 
 #include "absl/status/statusor.h"
 #include "datasets/catalog.h"
+#include "datasets/reader.h"
 #include "engine/long_context_runner.h"
 #include "harness/runner.h"
+#include "tasks/task.h"
 #include "tasks/task_registry.h"
 
 namespace focal::harness {
@@ -30,6 +32,32 @@ absl::StatusOr<datasets::ResolvedData> ResolveData(const RunOptions& o, const ta
 absl::StatusOr<datasets::ResolvedFiles> ResolveGeneratorFiles(const RunOptions& o,
                                                               const tasks::TaskSpec& s,
                                                               const datasets::DataCatalog& catalog);
+
+// A loglikelihood task's documents (after --limit and --shard) and requests,
+// with where its data came from.
+struct TaskData {
+  const tasks::Task* task;
+  std::string path;
+  std::string reader;
+  datasets::DataOrigin origin = datasets::DataOrigin::kSample;
+  std::string note;  // the resolution's (sample, user file not the reference's)
+  std::string sha256;
+  std::string fewshot_path;
+  int64_t total_docs = 0;
+  std::vector<datasets::Doc> docs;                                 // after --limit and --shard
+  std::vector<std::vector<tasks::LoglikelihoodRequest>> requests;  // per doc
+};
+
+// Reads the task's data (and few-shot file) and builds its requests.
+absl::StatusOr<TaskData> LoadTask(const RunOptions& o, const tasks::Task& task,
+                                  const datasets::DataCatalog& catalog);
+
+// --tasks split by kind; --data and --fewshot-data checked against the registry.
+struct TaskSelection {
+  std::vector<const tasks::Task*> loglikelihood;
+  std::vector<const tasks::Task*> generation;
+};
+absl::StatusOr<TaskSelection> SelectTasks(const RunOptions& o, const tasks::TaskRegistry& registry);
 
 // The long-context runner's options for the selected generation tasks
 // (lengths, seeds, each task's files, whether the fetched RULER set is in use).

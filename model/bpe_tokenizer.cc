@@ -3,6 +3,8 @@
 // TokenizerImpl::encode): added tokens that are not normalized are cut out of
 // the raw text; the rest is normalized, normalized added tokens are cut out;
 // pre-tokenizers split what remains; each piece is BPE-merged on its own.
+// The in-memory front end (GGUF vocabularies) is bpe_tokenizer_parts.cc, the
+// decoders bpe_decoder.cc.
 #include "model/bpe_tokenizer.h"
 
 #include <algorithm>
@@ -24,10 +26,6 @@ namespace {
 
 // Ids beyond this are refused: the id -> token table is dense.
 constexpr int64_t kMaxId = int64_t{1} << 24;
-
-absl::Status SpecError(const BpeSpec& spec, absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(spec.source, ": ", field, ": ", what));
-}
 
 // Rust's \s (White_Space), as the added-token lstrip/rstrip regexes use.
 size_t LeadingWhitespace(absl::string_view s) {
@@ -53,121 +51,6 @@ size_t TrailingWhitespaceStart(absl::string_view s) {
     }
   }
   return in_run ? start : s.size();
-}
-
-std::vector<char32_t> CodePointsOf(absl::string_view s) {
-  std::vector<char32_t> cps;
-  for (size_t pos = 0; pos < s.size();) cps.push_back(DecodeUtf8(s, &pos));
-  return cps;
-}
-
-std::string FromCodePoints(const std::vector<char32_t>& cps, size_t begin, size_t end) {
-  std::string s;
-  for (size_t i = begin; i < end; ++i) AppendUtf8(cps[i], &s);
-  return s;
-}
-
-// One decoder over the token list (each decoder maps tokens to tokens).
-std::vector<std::string> RunDecoder(const DecoderStep& d, std::vector<std::string> tokens) {
-  std::vector<std::string> out;
-  switch (d.type) {
-    case DecoderStep::Type::kByteLevel: {
-      // Tokens made only of byte stand-ins become those bytes; any other
-      // token keeps its UTF-8. The whole is then read as lossy UTF-8.
-      std::string bytes;
-      for (const std::string& t : tokens) {
-        std::string mapped;
-        bool all = true;
-        for (size_t pos = 0; pos < t.size() && all;) {
-          const int b = ByteFromUnicode(DecodeUtf8(t, &pos));
-          if (b < 0) {
-            all = false;
-          } else {
-            mapped.push_back(static_cast<char>(b));
-          }
-        }
-        bytes += all ? mapped : t;
-      }
-      out.push_back(Utf8Lossy(bytes));
-      break;
-    }
-    case DecoderStep::Type::kReplace:
-      for (std::string& t : tokens) {
-        ReplaceAllLiteral(&t, d.pattern, d.content);
-        out.push_back(std::move(t));
-      }
-      break;
-    case DecoderStep::Type::kByteFallback: {
-      // Runs of <0xNN> tokens become their bytes when those are valid UTF-8,
-      // else one U+FFFD per byte.
-      std::string pending;
-      size_t pending_count = 0;
-      const auto flush = [&]() {
-        if (pending_count == 0) return;
-        if (IsValidUtf8(pending)) {
-          out.push_back(pending);
-        } else {
-          for (size_t i = 0; i < pending_count; ++i) out.push_back("\xEF\xBF\xBD");
-        }
-        pending.clear();
-        pending_count = 0;
-      };
-      for (std::string& t : tokens) {
-        int byte = -1;
-        if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
-            std::isxdigit(static_cast<unsigned char>(t[3])) &&
-            std::isxdigit(static_cast<unsigned char>(t[4]))) {
-          byte = std::stoi(t.substr(3, 2), nullptr, 16);
-        }
-        if (byte >= 0) {
-          pending.push_back(static_cast<char>(byte));
-          ++pending_count;
-        } else {
-          flush();
-          out.push_back(std::move(t));
-        }
-      }
-      flush();
-      break;
-    }
-    case DecoderStep::Type::kFuse: {
-      std::string all;
-      for (const std::string& t : tokens) all += t;
-      out.push_back(std::move(all));
-      break;
-    }
-    case DecoderStep::Type::kStrip:
-      for (const std::string& t : tokens) {
-        const std::vector<char32_t> cps = CodePointsOf(t);
-        size_t start = 0, stop = cps.size();
-        for (size_t i = 0; i < d.start && i < cps.size() && cps[i] == d.strip_char; ++i) {
-          start = i + 1;
-        }
-        for (size_t i = 0; i < d.stop && i < cps.size(); ++i) {
-          const size_t index = cps.size() - i - 1;
-          if (cps[index] != d.strip_char) break;
-          stop = index;
-        }
-        out.push_back(start < stop ? FromCodePoints(cps, start, stop) : std::string());
-      }
-      break;
-    case DecoderStep::Type::kMetaspace:
-      // Every replacement char becomes ' ', except in the first token, where
-      // they are dropped (the prepended one), unless prepend_scheme is never.
-      for (size_t i = 0; i < tokens.size(); ++i) {
-        std::string s;
-        for (char32_t cp : CodePointsOf(tokens[i])) {
-          if (cp == d.replacement) {
-            if (!(i == 0 && d.prepend)) s.push_back(' ');
-          } else {
-            AppendUtf8(cp, &s);
-          }
-        }
-        out.push_back(std::move(s));
-      }
-      break;
-  }
-  return out;
 }
 
 }  // namespace
@@ -511,177 +394,6 @@ absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec) {
   return impl;
 }
 
-absl::StatusOr<BpePreTokenizerKind> BpePreTokenizerKindFromGgufPre(absl::string_view pre) {
-  if (pre == "default" || pre == "gpt-2") return BpePreTokenizerKind::kGpt2;
-  if (pre == "llama-bpe") return BpePreTokenizerKind::kLlama3;
-  if (pre == "smollm" || pre == "starcoder") return BpePreTokenizerKind::kSmolLm;
-  return absl::UnimplementedError(absl::StrCat(
-      "GGUF tokenizer.ggml.pre '", pre,
-      "' is not a pre-tokenizer we implement (default, gpt-2, llama-bpe, smollm, starcoder)"));
-}
-
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MergesFromScores(
-    absl::Span<const std::string> tokens, absl::Span<const float> scores, absl::string_view source,
-    absl::string_view field) {
-  const auto error = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": ", field, ": ", what));
-  };
-  if (tokens.size() != scores.size()) {
-    return error(absl::StrCat(scores.size(), " scores for ", tokens.size(), " tokens"));
-  }
-  absl::flat_hash_map<absl::string_view, int32_t> ids;
-  ids.reserve(tokens.size());
-  std::vector<int32_t> lengths(tokens.size());  // in code points
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& t = tokens[i];
-    // Python sorts NaN keys inconsistently: such a vocabulary has no order.
-    if (std::isnan(scores[i])) return error(absl::StrCat("score ", i, " ('", t, "') is NaN"));
-    if (!IsValidUtf8(t)) return error(absl::StrCat("token ", i, " is not valid UTF-8"));
-    if (!ids.emplace(t, static_cast<int32_t>(i)).second) {
-      return error(absl::StrCat("token ", i, " '", t, "' is listed twice (first as ", ids[t], ")"));
-    }
-    int32_t n = 0;
-    for (size_t pos = 0; pos < t.size(); pos += Utf8Length(static_cast<unsigned char>(t[pos]))) {
-      ++n;
-    }
-    lengths[i] = n;
-  }
-  struct Candidate {
-    int32_t left, right;  // token ids
-    float score;          // of the whole token
-  };
-  std::vector<Candidate> all;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const absl::string_view t = tokens[i];
-    // Splits in code point order give increasing left ids only by chance:
-    // transformers orders each token's splits by (left id, right id).
-    std::vector<Candidate> local;
-    if (t.empty()) continue;  // nothing to split
-    for (size_t cut = Utf8Length(static_cast<unsigned char>(t[0])); cut < t.size();
-         cut += Utf8Length(static_cast<unsigned char>(t[cut]))) {
-      auto l = ids.find(t.substr(0, cut));
-      if (l == ids.end()) continue;
-      auto r = ids.find(t.substr(cut));
-      if (r == ids.end()) continue;
-      local.push_back({l->second, r->second, scores[i]});
-    }
-    std::sort(local.begin(), local.end(), [](const Candidate& a, const Candidate& b) {
-      return std::tie(a.left, a.right) < std::tie(b.left, b.right);
-    });
-    all.insert(all.end(), local.begin(), local.end());
-  }
-  // sorted(..., key=(score, len(left), len(right)), reverse=True) keeps equal
-  // keys in their original order: a stable sort on the descending key.
-  std::stable_sort(all.begin(), all.end(), [&](const Candidate& a, const Candidate& b) {
-    return std::make_tuple(a.score, lengths[a.left], lengths[a.right]) >
-           std::make_tuple(b.score, lengths[b.left], lengths[b.right]);
-  });
-  std::vector<std::pair<std::string, std::string>> merges;
-  merges.reserve(all.size());
-  for (const Candidate& c : all) merges.emplace_back(tokens[c.left], tokens[c.right]);
-  return merges;
-}
-
-BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-BpeTokenizer::~BpeTokenizer() = default;
-
-absl::StatusOr<std::unique_ptr<BpeTokenizer>> BpeTokenizer::FromParts(
-    const BpeTokenizerParts& parts) {
-  BpeSpec spec;
-  spec.source = parts.source;
-  spec.vocab_field = "vocab";
-  spec.merges_field = "merges";
-  spec.added_field = "added";
-  spec.vocab.reserve(parts.vocab.size());
-  for (size_t i = 0; i < parts.vocab.size(); ++i) spec.vocab.emplace_back(parts.vocab[i], i);
-  spec.merges = parts.merges;
-  spec.added = parts.added;
-  const auto byte_level = [&](bool use_regex) {
-    PreTokenizerStep s;
-    s.type = PreTokenizerStep::Type::kByteLevel;
-    s.add_prefix_space = false;
-    s.use_regex = use_regex;
-    return s;
-  };
-  spec.has_decoder = true;
-  switch (parts.kind) {
-    case BpePreTokenizerKind::kGpt2:
-      spec.pre_tokenizer = {byte_level(true)};
-      spec.decoder = {DecoderStep{}};
-      break;
-    case BpePreTokenizerKind::kLlama3: {
-      PreTokenizerStep split;
-      split.type = PreTokenizerStep::Type::kSplit;
-      split.regex = SplitRegex::kLlama3;
-      split.behavior = SplitBehavior::kIsolated;
-      spec.pre_tokenizer = {split, byte_level(false)};
-      spec.ignore_merges = true;
-      spec.decoder = {DecoderStep{}};
-      break;
-    }
-    case BpePreTokenizerKind::kSmolLm: {
-      PreTokenizerStep digits;
-      digits.type = PreTokenizerStep::Type::kDigits;
-      digits.individual_digits = true;
-      spec.pre_tokenizer = {digits, byte_level(true)};
-      spec.decoder = {DecoderStep{}};
-      break;
-    }
-    case BpePreTokenizerKind::kSentencePiece:
-    case BpePreTokenizerKind::kLlamaGguf: {
-      if (parts.kind == BpePreTokenizerKind::kSentencePiece) {
-        spec.normalizer = {{NormalizerStep::Type::kPrepend, "", "\xE2\x96\x81"},
-                           {NormalizerStep::Type::kReplace, " ", "\xE2\x96\x81"}};
-      } else {
-        PreTokenizerStep metaspace;
-        metaspace.type = PreTokenizerStep::Type::kMetaspace;
-        metaspace.replacement = "\xE2\x96\x81";
-        metaspace.prepend_scheme = PreTokenizerStep::Prepend::kFirst;
-        metaspace.split = false;
-        spec.pre_tokenizer = {metaspace};
-      }
-      spec.byte_fallback = true;
-      spec.fuse_unk = true;
-      // transformers builds the GGUF tokenizer's BPE model without unk_token.
-      if (parts.unk_id >= 0 && parts.kind == BpePreTokenizerKind::kSentencePiece) {
-        if (parts.unk_id >= static_cast<int32_t>(parts.vocab.size())) {
-          return SpecError(spec, "unk_id", absl::StrCat(parts.unk_id, " is not a token"));
-        }
-        spec.has_unk = true;
-        spec.unk_token = parts.vocab[parts.unk_id];
-      }
-      DecoderStep replace, fallback, fuse, strip;
-      replace.type = DecoderStep::Type::kReplace;
-      replace.pattern = "\xE2\x96\x81";
-      replace.content = " ";
-      fallback.type = DecoderStep::Type::kByteFallback;
-      fuse.type = DecoderStep::Type::kFuse;
-      strip.type = DecoderStep::Type::kStrip;
-      strip.strip_char = ' ';
-      strip.start = 1;
-      strip.stop = 0;
-      spec.decoder = {replace, fallback, fuse, strip};
-      break;
-    }
-  }
-  const int32_t n = static_cast<int32_t>(parts.vocab.size());
-  for (auto [id, field, add] : {std::tuple{parts.bos_id, "bos_id", parts.add_bos},
-                                std::tuple{parts.eos_id, "eos_id", parts.add_eos}}) {
-    if (id >= n || id < -1) return SpecError(spec, field, absl::StrCat(id, " is not a token"));
-    if (add && id < 0) {
-      return SpecError(spec, field, "is needed (the text is to get it) but is -1");
-    }
-  }
-  spec.bos_id = parts.bos_id;
-  spec.eos_id = parts.eos_id;
-  if (parts.add_bos) spec.prefix = {parts.bos_id};
-  if (parts.add_eos) spec.suffix = {parts.eos_id};
-  absl::StatusOr<std::unique_ptr<Impl>> impl = BuildBpeImpl(std::move(spec));
-  if (!impl.ok()) return impl.status();
-  (*impl)->sha256 = parts.sha256;
-  return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(*std::move(impl)));
-}
-
 absl::StatusOr<std::vector<int32_t>> BpeTokenizer::Encode(absl::string_view text,
                                                           bool add_bos) const {
   if (add_bos && impl_->bos_id < 0) {
@@ -723,7 +435,7 @@ absl::StatusOr<std::string> BpeTokenizer::Decode(absl::Span<const int32_t> ids) 
     for (size_t i = 0; i < tokens.size(); ++i) absl::StrAppend(&out, i ? " " : "", tokens[i]);
     return out;
   }
-  for (const DecoderStep& d : impl_->decoder) tokens = RunDecoder(d, std::move(tokens));
+  for (const DecoderStep& d : impl_->decoder) tokens = RunBpeDecoder(d, std::move(tokens));
   std::string out;
   for (const std::string& t : tokens) out += t;
   return out;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internals of BpeTokenizer shared by its two front ends (tokenizer.json in
-// bpe_tokenizer_json.cc, in-memory parts in bpe_tokenizer.cc): the spec a
+// bpe_tokenizer_json.cc, in-memory parts in bpe_tokenizer_parts.cc): the spec a
 // front end fills in, and the built pipeline.
 #ifndef FOCAL_MODEL_BPE_TOKENIZER_IMPL_H_
 #define FOCAL_MODEL_BPE_TOKENIZER_IMPL_H_
@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "model/bpe_pre_tokenizer.h"
 #include "model/bpe_tokenizer.h"
@@ -100,6 +102,15 @@ struct BpeTokenizer::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<BpeTokenizer::Impl>> BuildBpeImpl(BpeSpec spec);
+
+// An error naming the spec's source and field.
+inline absl::Status SpecError(const BpeSpec& spec, absl::string_view field,
+                              absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(spec.source, ": ", field, ": ", what));
+}
+
+// One decoder step over the token list (bpe_decoder.cc).
+std::vector<std::string> RunBpeDecoder(const DecoderStep& d, std::vector<std::string> tokens);
 
 }  // namespace focal::model
 

@@ -3,6 +3,8 @@
 // beside it) into a BpeSpec. Malformed fields are InvalidArgument; well-formed
 // components we do not implement are Unimplemented; both name the file and
 // the field ("model.merges[3]", "pre_tokenizer.pretokenizers[0].type").
+// One parser of one file layout, kept whole (~540 lines) so that each
+// component's checks sit beside the others'.
 #include <filesystem>
 #include <string>
 #include <utility>

@@ -27,27 +27,6 @@ float* F(Tensor t) {
 
 void FreeAligned(void* p) { std::free(p); }
 
-// exp(x) for x <= 0 (softmax after subtracting the row max), branch-free so
-// the loop vectorises: 2^n * p(r) with r = x - n*ln2 split in two parts and a
-// degree-6 polynomial (Cephes expf coefficients); relative error ~2e-7.
-inline float ExpNonPositive(float x) {
-  x = std::max(x, -87.0f);  // exp(-87) ~ 1.6e-38: the smallest normal float
-  // Round to nearest by adding 1.5 * 2^23 (no libm call, so it vectorises).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  return p * scale;
-}
-
 // max(row[0..n)) as the sequential std::max(mx, row[j]) from -inf gives it:
 // max is exact in any order, and both skip NaNs (maxps(x, m) keeps m when x
 // is NaN, as std::max(m, x) does).
@@ -307,7 +286,7 @@ void CpuBackend::Attention(const AttentionArgs& a) {
         float* row = scores.data() + i * n;
         for (int64_t j = 0; j < vis; ++j) row[j] *= scale;
         const float mx = RowMax(row, vis);
-        for (int64_t j = 0; j < vis; ++j) row[j] = ExpNonPositive(row[j] - mx);
+        cpu::ExpShifted(row, vis, mx);
       }
       double sum[kSumRows] = {};
       RowSums(scores.data() + i0 * n, n, visible.data() + i0, m, sum);

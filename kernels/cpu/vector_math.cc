@@ -184,6 +184,15 @@ FOCAL_AVX2 double SumExpShiftedAvx2(const float* x, int64_t n, double shift) {
   return SumExpTail(x, j, n, shift, part);
 }
 
+FOCAL_AVX2 void ExpShiftedAvx2(float* x, int64_t n, float shift) {
+  const __m256 sv = _mm256_set1_ps(shift);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    _mm256_storeu_ps(x + j, ExpNonPositiveF8(_mm256_sub_ps(_mm256_loadu_ps(x + j), sv)));
+  }
+  for (; j < n; ++j) x[j] = ExpNonPositiveF(x[j] - shift);
+}
+
 FOCAL_AVX2 int64_t FirstArgMaxAvx2(const float* x, int64_t n) {
   if (std::isnan(x[0]) || n < 8) return FirstArgMaxPortable(x, n);
   __m256 m = _mm256_set1_ps(-INFINITY);
@@ -225,6 +234,14 @@ double SumExpShifted(const float* x, int64_t n, double shift, GemmPath path) {
   (void)path;
   double part[kParts] = {};
   return SumExpTail(x, 0, n, shift, part);
+}
+
+void ExpShifted(float* x, int64_t n, float shift, GemmPath path) {
+#if defined(__x86_64__)
+  if (UseAvx2(path)) return ExpShiftedAvx2(x, n, shift);
+#endif
+  (void)path;
+  for (int64_t j = 0; j < n; ++j) x[j] = ExpNonPositiveF(x[j] - shift);
 }
 
 int64_t FirstArgMax(const float* x, int64_t n, GemmPath path) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Vectorised element-wise math of the CPU backend: SiLU-gating and the
-// log-softmax's sum of exponentials. glibc's exp/expf are scalar calls; on
-// the default model these loops took about a tenth of a scoring run.
+// Vectorised element-wise math of the CPU backend: SiLU-gating, the
+// attention softmax's exponentials and the log-softmax's sum of exponentials. glibc's exp/expf are
+// scalar calls; on the default model these loops took about a tenth of a scoring run.
 //
 // Each function is one fixed sequence of correctly rounded operations per
 // element (explicit fused multiply-adds, built with -ffp-contract=off), and
@@ -29,6 +29,11 @@ void SiluMul(const float* gate, const float* up, float* out, int64_t n,
 // 16 partial sums (term j into sum j % 16) combined by a fixed tree. A NaN
 // term makes the sum NaN; terms below exp(-708) count as exp(-708).
 double SumExpShifted(const float* x, int64_t n, double shift, GemmPath path = GemmPath::kBest);
+
+// x[j] = exp(x[j] - shift) in float for shift >= every x[j] (the softmax
+// after subtracting the row's maximum): the subtraction rounded, then the
+// polynomial SiluMul uses; below exp(-87) the result is 0, NaN stays NaN.
+void ExpShifted(float* x, int64_t n, float shift, GemmPath path = GemmPath::kBest);
 
 // The first index of the row's maximum, as the loop "best = 0; if (x[j] >
 // x[best]) best = j" finds it: NaNs are skipped, except that a NaN at index

@@ -3,6 +3,8 @@
 // packed variable-length sequences, GQA, queries continuing a KV cache.
 // Online softmax; the score matrix never leaves registers (tensor-core
 // kernel) or shared memory (generic kernel).
+// Kept in one file (~500 lines) on purpose: the two kernels share the tile
+// loaders and the online-softmax step, and the launcher chooses between them.
 //
 // Grid: one CTA per (work item, head), 1-D, heads fastest so the CTAs of one
 // query block and GQA group run together and share K/V in L2. A work item is

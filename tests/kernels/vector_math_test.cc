@@ -186,5 +186,44 @@ TEST(VectorMathTest, FirstArgMaxIsTheSequentialLoops) {
   }
 }
 
+// The attention softmax's exponentials: accurate, exact at 0, 0 below the
+// floor, NaN kept, and the same bits on both paths at every length.
+TEST(VectorMathTest, ExpShiftedIsAccurateAndPathsAgree) {
+  std::vector<float> x = {0.0f, -1e-30f, -1.0f, -86.9f, -87.0f, -87.1f, -100.0f, -kInf, kNan};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-90.0f, 0.0f);
+  for (int i = 0; i < 4000; ++i) x.push_back(u(rng));
+  const float shift = 0.0f;
+  for (int64_t n :
+       {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{9}, static_cast<int64_t>(x.size())}) {
+    std::vector<float> best(x.begin(), x.begin() + n), portable = best;
+    ExpShifted(best.data(), n, shift, GemmPath::kBest);
+    ExpShifted(portable.data(), n, shift, GemmPath::kPortable);
+    for (int64_t j = 0; j < n; ++j) {
+      // A NaN stays NaN on both paths (its payload may differ).
+      ASSERT_TRUE(SameBits(best[j], portable[j]) ||
+                  (std::isnan(best[j]) && std::isnan(portable[j])))
+          << "x " << x[j] << " n " << n;
+    }
+  }
+  std::vector<float> y = x;
+  ExpShifted(y.data(), static_cast<int64_t>(y.size()), shift);
+  for (size_t j = 0; j < x.size(); ++j) {
+    if (std::isnan(x[j])) {
+      EXPECT_TRUE(std::isnan(y[j]));
+    } else if (x[j] < -87.0f) {
+      EXPECT_EQ(y[j], 0.0f) << x[j];
+    } else {
+      const double want = std::exp(static_cast<double>(x[j]));
+      EXPECT_NEAR(y[j], want, 3e-7 * want) << x[j];
+    }
+  }
+  EXPECT_EQ(y[0], 1.0f);
+  // The shift is subtracted in float first: exp(3 - 5) = exp(-2).
+  float z = 3.0f;
+  ExpShifted(&z, 1, 5.0f);
+  EXPECT_NEAR(z, std::exp(-2.0), 3e-7);
+}
+
 }  // namespace
 }  // namespace focal::kernels::cpu
