@@ -140,6 +140,27 @@ TEST_F(ScorerTest, LeftTruncationLikeLmEval) {
       std::equal(huge->continuation.begin(), huge->continuation.end(), ref.continuation.end() - 3));
 }
 
+// One request per (context, continuation), as lm-eval builds them: the
+// input is the context and the continuation but its last token. Counts the
+// context tokens and the continuation tokens fed after them.
+std::vector<TokenizedRequest> EveryContextWithEveryContinuation(
+    const std::vector<std::vector<int32_t>>& contexts,
+    const std::vector<std::vector<int32_t>>& conts, int64_t* context_tokens, int64_t* fed) {
+  std::vector<TokenizedRequest> reqs;
+  for (const auto& c : contexts) {
+    *context_tokens += static_cast<int64_t>(c.size());
+    for (const auto& k : conts) {
+      TokenizedRequest r;
+      r.input = c;
+      r.input.insert(r.input.end(), k.begin(), k.end() - 1);
+      r.continuation = k;
+      reqs.push_back(r);
+      *fed += static_cast<int64_t>(k.size()) - 1;
+    }
+  }
+  return reqs;
+}
+
 TEST_F(ScorerTest, MatchesOneFullForwardPerRequest) {
   auto reqs = Requests();
   auto cache = ResultCache::Open("");
@@ -161,19 +182,10 @@ TEST_F(ScorerTest, MatchesOneFullForwardPerRequest) {
 TEST_F(ScorerTest, EachContextRunsOnceAndContinuationsFeedAllButTheirLastToken) {
   const std::vector<std::vector<int32_t>> contexts = {{1, 40, 41, 42}, {1, 50}, {1, 40, 41}};
   const std::vector<std::vector<int32_t>> conts = {{60}, {61, 62, 63}, {64, 65}};
-  std::vector<TokenizedRequest> reqs;
-  int64_t expected = 0;
-  for (const auto& c : contexts) {
-    expected += static_cast<int64_t>(c.size());
-    for (const auto& k : conts) {
-      TokenizedRequest r;
-      r.input = c;
-      r.input.insert(r.input.end(), k.begin(), k.end() - 1);
-      r.continuation = k;
-      reqs.push_back(r);
-      expected += static_cast<int64_t>(k.size()) - 1;
-    }
-  }
+  int64_t context_tokens = 0, fed = 0;
+  const std::vector<TokenizedRequest> reqs =
+      EveryContextWithEveryContinuation(contexts, conts, &context_tokens, &fed);
+  const int64_t expected = context_tokens + fed;
   for (int64_t budget : {int64_t{1}, int64_t{4096}}) {
     auto cache = ResultCache::Open("");
     ASSERT_TRUE(cache.ok());
@@ -213,19 +225,9 @@ TEST_F(ScorerTest, ContextsThatBeginAlikeComputeTheirStemOnce) {
   contexts.back().insert(contexts.back().end(), {240, 241, 242, 243, 244, 245, 246, 247});
   contexts.push_back({1, 250, 251});
   const std::vector<std::vector<int32_t>> conts = {{60}, {61, 62, 63}};
-  std::vector<TokenizedRequest> reqs;
   int64_t context_tokens = 0, fed = 0;
-  for (const auto& c : contexts) {
-    context_tokens += static_cast<int64_t>(c.size());
-    for (const auto& k : conts) {
-      TokenizedRequest r;
-      r.input = c;
-      r.input.insert(r.input.end(), k.begin(), k.end() - 1);
-      r.continuation = k;
-      reqs.push_back(r);
-      fed += static_cast<int64_t>(k.size()) - 1;
-    }
-  }
+  const std::vector<TokenizedRequest> reqs =
+      EveryContextWithEveryContinuation(contexts, conts, &context_tokens, &fed);
   auto score = [&](int64_t budget, int64_t min_stem, ScoreStats* stats) {
     auto cache = ResultCache::Open("");
     EXPECT_TRUE(cache.ok());

@@ -22,7 +22,7 @@ ParityCase WinograndeCase() {
   ParityCase c = FetchedDataCase(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh",
                                  "lm_eval_smollm2_winogrande",
                                  {{"winogrande", "winogrande/winogrande_xl_dev.jsonl"}}, 0);
-  c.per_token_tolerance = 3e-5;
+  c.per_token_tolerance = LmEvalTolerances().per_token_large_vocab;
   return c;
 }
 
@@ -45,7 +45,7 @@ ParityCase RowsCase() {
   ParityCase c = FetchedDataCase(
       testing::DefaultModelGguf(), "scripts/fetch_default_model.sh", "lm_eval_smollm2_fetched",
       {{"hellaswag", "hellaswag/hellaswag_val.jsonl"}, {"boolq", "boolq/validation.jsonl"}}, 100);
-  c.per_token_tolerance = 3e-5;
+  c.per_token_tolerance = LmEvalTolerances().per_token_large_vocab;
   return c;
 }
 

@@ -131,12 +131,37 @@ JsonValue LmEvalParity::Aggregate() const {
   return agg.ok() ? *std::move(agg) : JsonValue();
 }
 
-// The allowed |ll - golden| for a continuation of n tokens: 1e-4, plus two
-// float32 ulps of the golden value (lm-eval returns a float32 sum), plus the
-// case's per-token allowance.
+// The allowed |ll - golden| for a continuation of n tokens (the rule in
+// tests/testdata/golden/lm_eval_tolerance.json), with the case's per-token
+// allowance.
 double LmEvalParity::LlTolerance(double golden, size_t n_tokens) const {
-  return 1e-4 + 2 * std::ldexp(1.0, std::ilogb(golden) - 23) +
+  const LmEvalTolerance& t = LmEvalTolerances();
+  return t.absolute + t.float32_ulps * std::ldexp(1.0, std::ilogb(golden) - 23) +
          case_.per_token_tolerance * static_cast<double>(n_tokens);
+}
+
+const LmEvalTolerance& LmEvalTolerances() {
+  static const LmEvalTolerance* t = [] {
+    const std::string path = testing::SourcePath("tests/testdata/golden/lm_eval_tolerance.json");
+    auto* out = new LmEvalTolerance;  // zeros fail every comparison loudly
+    auto json = ParseJson(testing::ReadFileOrDie(path), path);
+    if (!json.ok()) {
+      ADD_FAILURE() << json.status();
+      return out;
+    }
+    for (auto [key, field] :
+         {std::pair{"absolute", &out->absolute}, std::pair{"float32_ulps", &out->float32_ulps},
+          std::pair{"per_token_large_vocab", &out->per_token_large_vocab}}) {
+      const JsonValue* v = json->Find(key);
+      if (v == nullptr || !v->is_number()) {
+        ADD_FAILURE() << path << ": " << key << " is not a number";
+      } else {
+        *field = v->number();
+      }
+    }
+    return out;
+  }();
+  return *t;
 }
 
 // The goldens belong to this model file and these data files.

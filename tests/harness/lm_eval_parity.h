@@ -42,6 +42,16 @@ struct ParityCase {
   double per_token_tolerance = 0;
 };
 
+// The loglikelihood tolerance rule, read from
+// tests/testdata/golden/lm_eval_tolerance.json (bench/lm_eval_compare.py
+// reads the same file).
+struct LmEvalTolerance {
+  double absolute = 0;
+  double float32_ulps = 0;
+  double per_token_large_vocab = 0;
+};
+const LmEvalTolerance& LmEvalTolerances();
+
 // The seven tasks' files under ../shared/data, as the reference script reads
 // them (ARC-Challenge: its dev split, the only one in ../shared).
 std::map<std::string, std::string> SharedTaskFiles();

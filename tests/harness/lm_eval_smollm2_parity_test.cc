@@ -22,7 +22,7 @@ namespace {
 ParityCase SmolLM2Case() {
   ParityCase c = SharedDataCase(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh",
                                 "lm_eval_smollm2", 200);
-  c.per_token_tolerance = 3e-5;
+  c.per_token_tolerance = LmEvalTolerances().per_token_large_vocab;
   return c;
 }
 
