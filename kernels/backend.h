@@ -92,6 +92,12 @@ class Backend {
   // outlive the result) or convert into new memory.
   virtual absl::StatusOr<Buffer> UploadWeight(const void* host, DType src, int64_t rows,
                                               int64_t cols) = 0;
+  // The memory UploadWeight will allocate for such a weight (0 when it is
+  // used in place), or -1 when unknown: checked against
+  // AvailableMemoryBytes() before a model loads.
+  virtual int64_t UploadBytes(DType /*src*/, int64_t /*rows*/, int64_t /*cols*/) const {
+    return -1;
+  }
   virtual void CopyFromHost(const void* src, Tensor dst) = 0;
   virtual void CopyToHost(Tensor src, void* dst) = 0;
   // dst rows [dst_row, dst_row + n) = src rows [src_row, src_row + n). Same
@@ -152,19 +158,23 @@ class Backend {
   virtual absl::Status Sync() = 0;
 };
 
-// "cpu" (threads <= 0: every usable core) or, when built with CUDA, "cuda[:N]";
-// "auto" picks CUDA device 0 when one is present and usable, else the CPU,
-// and then sets *note (when given) to why a present device was not used.
+// "cpu[:fp32|bf16]" (threads <= 0: every usable core) or, when built with
+// CUDA, "cuda[:N][:fp32|bf16]"; "auto" picks CUDA device 0 when one is
+// present and usable, else the CPU, and then sets *note (when given) to why a
+// present device was not used. `precision` ("fp32", "bf16"; empty: each
+// device's default, fp32 on the CPU, FOCAL_CUDA_PRECISION or bf16 on CUDA) is
+// --precision: it must agree with a precision the device string names.
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(absl::string_view device,
                                                        int num_threads = 0,
-                                                       std::string* note = nullptr);
+                                                       std::string* note = nullptr,
+                                                       absl::string_view precision = "");
 
 // A comma-separated list ("cpu,cpu", "cuda:0,cuda:1"): one backend per entry,
 // each to hold a replica of the model. CPU entries split --threads (all
 // cores when 0) between them. One entry is CreateBackend's.
-absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(absl::string_view devices,
-                                                                     int num_threads = 0,
-                                                                     std::string* note = nullptr);
+absl::StatusOr<std::vector<std::unique_ptr<Backend>>> CreateBackends(
+    absl::string_view devices, int num_threads = 0, std::string* note = nullptr,
+    absl::string_view precision = "");
 
 }  // namespace focal::kernels
 

@@ -45,6 +45,7 @@ namespace focal::kernels {
   X(name)                         \
   X(CanUseBuffersOf)              \
   X(AttentionDType)               \
+  X(UploadBytes)                  \
   X(AvailableMemoryBytes)         \
   X(ScratchBytes)                 \
   X(PeakMemoryBytes)              \

@@ -70,7 +70,15 @@ inline void RowSums(const float* rows, int64_t ld, const int64_t* len, int64_t m
 }
 }  // namespace
 
-CpuBackend::CpuBackend(int num_threads) : pool_(num_threads) {}
+CpuBackend::CpuBackend(int num_threads, CpuPrecision precision)
+    : pool_(num_threads), precision_(precision) {}
+
+std::string CpuPrecisionUnsupported(CpuPrecision precision) {
+  if (precision == CpuPrecision::kBf16 && !cpu::GemmHasAvx2()) {
+    return "this CPU has no AVX2+FMA, which the BF16 mode's kernels need (use --precision fp32)";
+  }
+  return "";
+}
 
 int64_t CpuBackend::ScratchBytes(const ForwardShape& s) const {
   const int64_t threads = pool_.num_threads();
@@ -78,8 +86,11 @@ int64_t CpuBackend::ScratchBytes(const ForwardShape& s) const {
   // the keys chunk by chunk, and while it is reallocated the old block is
   // still live: count two.
   const int64_t scores = 2 * threads * kAttnRows * s.keys * 4;
-  // And each row's visible key count, and the GEMM's packed panels.
-  return scores + threads * (kAttnRows * 8 + 128 * 1024);
+  // And each row's visible key count, and the GEMM's packed panels; with
+  // BF16 weights, the GEMM input rounded to BF16 (2 bytes) and, without
+  // AVX512_BF16, widened back to F32 (4 more).
+  const int64_t rounded = precision_ == CpuPrecision::kBf16 ? s.tokens * s.max_inputs * 6 : 0;
+  return scores + threads * (kAttnRows * 8 + 128 * 1024) + rounded;
 }
 
 void CpuBackend::ParallelRange(int64_t n, int64_t grain,
@@ -108,11 +119,45 @@ absl::StatusOr<Buffer> CpuBackend::Allocate(DType dtype, int64_t rows, int64_t c
 }
 
 bool CpuBackend::CanUseBuffersOf(const Backend& other) const {
-  return dynamic_cast<const CpuBackend*>(&other) != nullptr;
+  const auto* cpu = dynamic_cast<const CpuBackend*>(&other);
+  return cpu != nullptr && cpu->precision_ == precision_;
+}
+
+int64_t CpuBackend::UploadBytes(DType src, int64_t rows, int64_t cols) const {
+  // As UploadWeight below (an aligned source assumed: memory maps are).
+  const DType kept = precision_ == CpuPrecision::kBf16 && rows > 1 ? DType::kBF16 : DType::kF32;
+  return src == kept ? 0 : rows * cols * static_cast<int64_t>(DTypeSize(kept));
 }
 
 absl::StatusOr<Buffer> CpuBackend::UploadWeight(const void* host, DType src, int64_t rows,
                                                 int64_t cols) {
+  // BF16 mode: matrices in BF16 (used in place when already BF16 and
+  // aligned); vectors (norms, focal tau: one row) stay F32 below.
+  if (precision_ == CpuPrecision::kBf16 && rows > 1) {
+    if (src == DType::kBF16 && reinterpret_cast<uintptr_t>(host) % alignof(uint16_t) == 0) {
+      return Buffer(Tensor{const_cast<void*>(host), DType::kBF16, rows, cols}, nullptr);
+    }
+    auto buf = Allocate(DType::kBF16, rows, cols);
+    if (!buf.ok()) return buf.status();
+    uint16_t* dst = buf->tensor().as<uint16_t>();
+    const auto* s = static_cast<const uint8_t*>(host);
+    ParallelRange(rows * cols, 1 << 16, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if (src == DType::kBF16) {
+          std::memcpy(&dst[i], s + 2 * i, 2);
+        } else if (src == DType::kF16) {
+          uint16_t h;
+          std::memcpy(&h, s + 2 * i, 2);
+          dst[i] = F32ToBf16(F16ToF32(h));
+        } else {
+          float f;
+          std::memcpy(&f, s + 4 * i, 4);
+          dst[i] = F32ToBf16(f);
+        }
+      }
+    });
+    return buf;
+  }
   // F32 weights in the memory map are used in place (no copy) when aligned.
   if (src == DType::kF32 && reinterpret_cast<uintptr_t>(host) % alignof(float) == 0) {
     return Buffer(Tensor{const_cast<void*>(host), DType::kF32, rows, cols}, nullptr);
@@ -163,11 +208,16 @@ void CpuBackend::CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_r
 
 void CpuBackend::Embed(Tensor table, absl::Span<const int32_t> tokens, Tensor out) {
   FOCAL_CHECK(out.rows == static_cast<int64_t>(tokens.size()) && out.cols == table.cols);
-  const float* t = F(table);
   float* o = F(out);
   for (size_t i = 0; i < tokens.size(); ++i) {
     FOCAL_CHECK(tokens[i] >= 0 && tokens[i] < table.rows);
-    std::memcpy(o + i * out.cols, t + tokens[i] * table.cols, out.cols * sizeof(float));
+    float* orow = o + i * out.cols;
+    if (table.dtype == DType::kBF16) {  // BF16 mode: widening is exact
+      const uint16_t* row = table.as<uint16_t>() + tokens[i] * table.cols;
+      for (int64_t c = 0; c < out.cols; ++c) orow[c] = Bf16ToF32(row[c]);
+    } else {
+      std::memcpy(orow, F(table) + tokens[i] * table.cols, out.cols * sizeof(float));
+    }
   }
 }
 
@@ -194,8 +244,22 @@ void CpuBackend::RmsNorm(Tensor x, Tensor w, float eps, Tensor out) {
 void CpuBackend::MatMul(Tensor x, Tensor w, Tensor out) {
   FOCAL_CHECK(x.cols == w.cols && out.rows == x.rows && out.cols == w.rows);
   // Our GEMM, not sgemm: each element's arithmetic is fixed (kernels/cpu/gemm.h).
-  cpu::ParallelGemmNT(pool_, {F(x), x.cols}, {F(w), w.cols}, {F(out), out.cols}, x.rows, w.rows,
-                      x.cols);
+  if (w.dtype != DType::kBF16) {
+    cpu::ParallelGemmNT(pool_, {F(x), x.cols}, {F(w), w.cols}, {F(out), out.cols}, x.rows, w.rows,
+                        x.cols);
+    return;
+  }
+  // BF16 weights: the input rounded to BF16 too (nearest even, per element,
+  // so a row's rounding never depends on the batch), then BF16 products:
+  // vdpbf16ps where the CPU has AVX512_BF16, else widened to F32 (gemm.h).
+  const float* xs = F(x);
+  rounded_.resize(x.numel());
+  ParallelRange(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) rounded_[i] = F32ToBf16(xs[i]);
+  });
+  cpu::ParallelGemmNT(pool_, cpu::ConstMatBf16{rounded_.data(), x.cols},
+                      cpu::ConstMatBf16{w.as<uint16_t>(), w.cols}, {F(out), out.cols}, x.rows,
+                      w.rows, x.cols);
 }
 
 void CpuBackend::Rope(Tensor x, int num_heads, int head_dim, absl::Span<const int64_t> positions,

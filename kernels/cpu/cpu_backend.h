@@ -15,17 +15,34 @@
 
 namespace focal::kernels {
 
+// kF32: exact F32 everywhere (the default). kBf16 (--precision bf16): the
+// linear layers' and the embedding's weights are kept in BF16 (half the
+// memory and memory traffic; BF16 checkpoints are used in place), and the
+// activations entering those GEMMs are rounded to BF16, so every product is
+// of two BF16 values, accumulated in F32. Norms, RoPE, attention (focal
+// scale included), the softmaxes and the scores stay F32. The products run
+// by vdpbf16ps where the CPU has AVX512_BF16; on AVX2+FMA alone they are
+// widened to F32 (exact products, half the speed-up: memory only); without
+// AVX2+FMA the mode is refused.
+enum class CpuPrecision { kF32, kBf16 };
+
 class CpuBackend : public Backend {
  public:
   // num_threads <= 0: every core this process may run on (UsableCores()).
-  explicit CpuBackend(int num_threads);
+  explicit CpuBackend(int num_threads, CpuPrecision precision = CpuPrecision::kF32);
 
-  std::string name() const override { return "cpu"; }
-  // Every CPU backend keeps F32 in host memory: any of them can read another's.
+  // "cpu" (exact) or "cpu:bf16": recorded in results and resume identities.
+  std::string name() const override {
+    return precision_ == CpuPrecision::kBf16 ? "cpu:bf16" : "cpu";
+  }
+  CpuPrecision precision() const { return precision_; }
+  // CPU backends of one precision keep their weights alike in host memory:
+  // any of them can read another's.
   bool CanUseBuffersOf(const Backend& other) const override;
   absl::StatusOr<Buffer> Allocate(DType dtype, int64_t rows, int64_t cols) override;
   absl::StatusOr<Buffer> UploadWeight(const void* host, DType src, int64_t rows,
                                       int64_t cols) override;
+  int64_t UploadBytes(DType src, int64_t rows, int64_t cols) const override;
   void CopyFromHost(const void* src, Tensor dst) override;
   void CopyToHost(Tensor src, void* dst) override;
   void CopyRows(Tensor src, int64_t src_row, Tensor dst, int64_t dst_row, int64_t n) override;
@@ -52,7 +69,12 @@ class CpuBackend : public Backend {
   void ParallelRange(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
   ThreadPool pool_;
+  CpuPrecision precision_;
+  std::vector<uint16_t> rounded_;  // MatMul's input rounded to BF16 (kBf16)
 };
+
+// Why this CPU cannot run `precision`, or empty when it can.
+std::string CpuPrecisionUnsupported(CpuPrecision precision);
 
 }  // namespace focal::kernels
 

@@ -5,7 +5,11 @@
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
+
+#include "kernels/cpu/gemm_bf16_dot.h"
+#include "kernels/dtype.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -18,6 +22,9 @@ namespace {
 constexpr int64_t kWTileBytes = 192 * 1024;
 // x rows per parallel task.
 constexpr int64_t kRowBlock = 48;
+// BF16 weights: a task with at least this many x rows widens its w tile once
+// instead of at every load.
+constexpr int64_t kWidenRows = 8;
 // x rows swept across all of w before the next ones (in L3).
 constexpr int64_t kXGroupBytes = 1024 * 1024;
 // Sequential GEMM: j (depth) steps per block; a block of B stays in cache
@@ -36,17 +43,24 @@ int64_t WTileRows(int64_t depth) {
 
 // ---- Portable path ---------------------------------------------------------
 
-float DotPortable(const float* x, const float* w, int64_t depth) {
+// A weight as F32: BF16 widens exactly.
+inline float Wide(float w) { return w; }
+inline float Wide(uint16_t w) { return Bf16ToF32(w); }
+
+template <typename W>
+float DotPortable(const float* x, const W* w, int64_t depth) {
   float lane[8] = {};
   int64_t k = 0;
   for (; k + 8 <= depth; k += 8) {
-    for (int l = 0; l < 8; ++l) lane[l] += x[k + l] * w[k + l];
+    for (int l = 0; l < 8; ++l) lane[l] += x[k + l] * Wide(w[k + l]);
   }
-  for (int l = 0; k + l < depth; ++l) lane[l] += x[k + l] * w[k + l];
+  for (int l = 0; k + l < depth; ++l) lane[l] += x[k + l] * Wide(w[k + l]);
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
-void GemmNTPortable(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t depth) {
+template <typename W>
+void GemmNTPortable(ConstMat x, MatOf<const W> w, Mat out, int64_t rows, int64_t cols,
+                    int64_t depth) {
   for (int64_t t = 0; t < rows; ++t) {
     for (int64_t j = 0; j < cols; ++j) {
       out.data[t * out.ld + j] = DotPortable(x.data + t * x.ld, w.data + j * w.ld, depth);
@@ -89,12 +103,19 @@ FOCAL_AVX2 inline __m128 Reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
+// Eight weights as F32 lanes; BF16 is the top half of an F32.
+FOCAL_AVX2 inline __m256 LoadW(const float* w) { return _mm256_loadu_ps(w); }
+FOCAL_AVX2 inline __m256 LoadW(const uint16_t* w) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
 // MR x rows against NR w rows (MR <= 3, NR <= 4): 12 accumulators at most,
 // each loaded vector reused MR or NR times. depth is a multiple of 8 (the
 // caller pads): a tail step here would need a mask register, a 17th vector,
 // and push the accumulators onto the stack for the whole loop.
-template <int MR, int NR>
-FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ldw, float* out,
+template <int MR, int NR, typename W>
+FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const W* w, int64_t ldw, float* out,
                          int64_t ldo, int64_t depth) {
   __m256 acc[MR][NR];
   for (int r = 0; r < MR; ++r) {
@@ -104,7 +125,7 @@ FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ld
     __m256 xv[MR];
     for (int r = 0; r < MR; ++r) xv[r] = _mm256_loadu_ps(x + r * ldx + k);
     for (int c = 0; c < NR; ++c) {
-      const __m256 wv = _mm256_loadu_ps(w + c * ldw + k);
+      const __m256 wv = LoadW(w + c * ldw + k);
       for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
     }
   }
@@ -123,37 +144,42 @@ FOCAL_AVX2 void KernelNT(const float* x, int64_t ldx, const float* w, int64_t ld
   }
 }
 
-using KernelNTFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int64_t);
-constexpr KernelNTFn kKernelsNT[3][4] = {
-    {KernelNT<1, 1>, KernelNT<1, 2>, KernelNT<1, 3>, KernelNT<1, 4>},
-    {KernelNT<2, 1>, KernelNT<2, 2>, KernelNT<2, 3>, KernelNT<2, 4>},
-    {KernelNT<3, 1>, KernelNT<3, 2>, KernelNT<3, 3>, KernelNT<3, 4>},
+template <typename W>
+using KernelNTFn = void (*)(const float*, int64_t, const W*, int64_t, float*, int64_t, int64_t);
+template <typename W>
+constexpr KernelNTFn<W> kKernelsNT[3][4] = {
+    {KernelNT<1, 1, W>, KernelNT<1, 2, W>, KernelNT<1, 3, W>, KernelNT<1, 4, W>},
+    {KernelNT<2, 1, W>, KernelNT<2, 2, W>, KernelNT<2, 3, W>, KernelNT<2, 4, W>},
+    {KernelNT<3, 1, W>, KernelNT<3, 2, W>, KernelNT<3, 3, W>, KernelNT<3, 4, W>},
 };
 
 // Copies rows x cols of m into a zero-padded (rows x ld) buffer.
-void PadCopy(ConstMat m, int64_t rows, int64_t cols, int64_t ld, std::vector<float>& buf) {
-  buf.assign(rows * ld, 0.0f);
+template <typename T>
+void PadCopy(MatOf<const T> m, int64_t rows, int64_t cols, int64_t ld, std::vector<T>& buf) {
+  buf.assign(rows * ld, T{0});
   for (int64_t r = 0; r < rows; ++r) std::copy_n(m.data + r * m.ld, cols, buf.data() + r * ld);
 }
 
-FOCAL_AVX2 void GemmNTAvx2(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
+template <typename W>
+FOCAL_AVX2 void GemmNTAvx2(ConstMat x, MatOf<const W> w, Mat out, int64_t rows, int64_t cols,
                            int64_t depth) {
   if (depth % 8 != 0) {
     // The k % 8 tail as one more step over zero-padded copies: each padded
     // lane adds 0 * 0, exactly what a masked step adds.
-    thread_local std::vector<float> xp, wp;
+    thread_local std::vector<float> xp;
+    thread_local std::vector<W> wp;
     const int64_t padded = (depth + 7) / 8 * 8;
     PadCopy(x, rows, depth, padded, xp);
     PadCopy(w, cols, depth, padded, wp);
-    return GemmNTAvx2({xp.data(), padded}, {wp.data(), padded}, out, rows, cols, padded);
+    return GemmNTAvx2<W>({xp.data(), padded}, {wp.data(), padded}, out, rows, cols, padded);
   }
   // Four w rows stay in L1 while the block of x rows (in L2) passes by.
   for (int64_t j = 0; j < cols; j += 4) {
     const int64_t nr = std::min<int64_t>(4, cols - j);
     for (int64_t i = 0; i < rows; i += 3) {
       const int64_t mr = std::min<int64_t>(3, rows - i);
-      kKernelsNT[mr - 1][nr - 1](x.data + i * x.ld, x.ld, w.data + j * w.ld, w.ld,
-                                 out.data + i * out.ld + j, out.ld, depth);
+      kKernelsNT<W>[mr - 1][nr - 1](x.data + i * x.ld, x.ld, w.data + j * w.ld, w.ld,
+                                    out.data + i * out.ld + j, out.ld, depth);
     }
   }
 }
@@ -293,7 +319,7 @@ FOCAL_AVX2 void GemmSequentialAvx2(const SeqGemm& g, const int64_t* len) {
   }
 }
 
-bool UseAvx2(GemmPath path) { return path == GemmPath::kBest && GemmHasAvx2(); }
+bool UseAvx2(GemmPath path) { return path != GemmPath::kPortable && GemmHasAvx2(); }
 #else
 bool UseAvx2(GemmPath) { return false; }
 #endif  // __x86_64__
@@ -309,23 +335,44 @@ bool GemmHasAvx2() {
 #endif
 }
 
-void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t depth,
-            GemmPath path) {
+namespace {
+
+template <typename W>
+void GemmNTAny(ConstMat x, MatOf<const W> w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+               GemmPath path) {
   if (rows <= 0 || cols <= 0) return;
 #if defined(__x86_64__)
-  if (UseAvx2(path)) return GemmNTAvx2(x, w, out, rows, cols, depth);
+  if (UseAvx2(path)) return GemmNTAvx2<W>(x, w, out, rows, cols, depth);
 #endif
   (void)path;
-  GemmNTPortable(x, w, out, rows, cols, depth);
+  GemmNTPortable<W>(x, w, out, rows, cols, depth);
 }
 
-void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
-                    int64_t depth, GemmPath path) {
+// Both in BF16 by vdpbf16ps: only where UseBf16Dot.
+void GemmNTAny(ConstMatBf16 x, ConstMatBf16 w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+               GemmPath) {
+  if (rows > 0 && cols > 0) GemmNTBf16Dot(x, w, out, rows, cols, depth);
+}
+
+bool UseBf16Dot(GemmPath path) { return path == GemmPath::kBest && HasAvx512Bf16(); }
+
+// BF16 x widened exactly to F32 (the widening path's input).
+std::vector<float> Widen(ConstMatBf16 x, int64_t rows, int64_t depth) {
+  std::vector<float> wide(rows * depth);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < depth; ++k) wide[r * depth + k] = Bf16ToF32(x.data[r * x.ld + k]);
+  }
+  return wide;
+}
+
+template <typename X, typename W>
+void ParallelGemmNTAny(ThreadPool& pool, MatOf<const X> x, MatOf<const W> w, Mat out, int64_t rows,
+                       int64_t cols, int64_t depth, GemmPath path) {
   if (rows <= 0 || cols <= 0) return;
   // Tasks: (w tile, block of x rows), consecutive tasks sharing a w tile.
   // The row blocks come in groups of about kXGroupBytes that meet every w
   // tile before the next group is read, so a group is read from memory once
-  // and then from L3.
+  // and then from L3. (Tiles are sized by F32 bytes; BF16 tiles take half.)
   const int64_t nc = WTileRows(depth);
   const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
   const int64_t col_tiles = (cols + nc - 1) / nc;
@@ -335,10 +382,66 @@ void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t r
     const int64_t in_group = std::min(group, row_blocks - g * group);
     const int64_t local = task - g * group * col_tiles;
     const int64_t i = (g * group + local % in_group) * kRowBlock, j = (local / in_group) * nc;
-    GemmNT({x.data + i * x.ld, x.ld}, {w.data + j * w.ld, w.ld},
-           {out.data + i * out.ld + j, out.ld}, std::min(kRowBlock, rows - i),
-           std::min(nc, cols - j), depth, path);
+    const int64_t m = std::min(kRowBlock, rows - i), n = std::min(nc, cols - j);
+    if constexpr (std::is_same_v<X, float> && std::is_same_v<W, uint16_t>) {
+      if (m >= kWidenRows) {
+        // Many rows share this tile: widen it once (exactly) and run the F32
+        // kernel, the same arithmetic without a conversion per load.
+        thread_local std::vector<float> wide;
+        wide.resize(n * depth);
+        for (int64_t r = 0; r < n; ++r) {
+          const uint16_t* src = w.data + (j + r) * w.ld;
+          for (int64_t k = 0; k < depth; ++k) wide[r * depth + k] = Bf16ToF32(src[k]);
+        }
+        return GemmNTAny<float>({x.data + i * x.ld, x.ld}, {wide.data(), depth},
+                                {out.data + i * out.ld + j, out.ld}, m, n, depth, path);
+      }
+    }
+    GemmNTAny(MatOf<const X>{x.data + i * x.ld, x.ld}, MatOf<const W>{w.data + j * w.ld, w.ld},
+              {out.data + i * out.ld + j, out.ld}, m, n, depth, path);
   });
+}
+
+}  // namespace
+
+void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+            GemmPath path) {
+  GemmNTAny<float>(x, w, out, rows, cols, depth, path);
+}
+
+void GemmNT(ConstMat x, ConstMatBf16 w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+            GemmPath path) {
+  GemmNTAny<uint16_t>(x, w, out, rows, cols, depth, path);
+}
+
+void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
+                    int64_t depth, GemmPath path) {
+  ParallelGemmNTAny<float, float>(pool, x, w, out, rows, cols, depth, path);
+}
+
+void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMatBf16 w, Mat out, int64_t rows,
+                    int64_t cols, int64_t depth, GemmPath path) {
+  ParallelGemmNTAny<float, uint16_t>(pool, x, w, out, rows, cols, depth, path);
+}
+
+bool GemmHasAvx512Bf16() { return HasAvx512Bf16(); }
+
+void GemmNT(ConstMatBf16 x, ConstMatBf16 w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+            GemmPath path) {
+  if (rows <= 0 || cols <= 0) return;
+  if (UseBf16Dot(path)) return GemmNTBf16Dot(x, w, out, rows, cols, depth);
+  const std::vector<float> wide = Widen(x, rows, depth);
+  GemmNTAny<uint16_t>({wide.data(), depth}, w, out, rows, cols, depth, path);
+}
+
+void ParallelGemmNT(ThreadPool& pool, ConstMatBf16 x, ConstMatBf16 w, Mat out, int64_t rows,
+                    int64_t cols, int64_t depth, GemmPath path) {
+  if (rows <= 0 || cols <= 0) return;
+  if (UseBf16Dot(path)) {
+    return ParallelGemmNTAny<uint16_t, uint16_t>(pool, x, w, out, rows, cols, depth, path);
+  }
+  const std::vector<float> wide = Widen(x, rows, depth);
+  ParallelGemmNTAny<float, uint16_t>(pool, {wide.data(), depth}, w, out, rows, cols, depth, path);
 }
 
 void GemmSequential(const SeqGemm& g, GemmPath path) {

@@ -27,22 +27,26 @@
 namespace focal::kernels::cpu {
 
 // A row-major matrix view: element (r, c) is data[r * ld + c].
-struct ConstMat {
-  const float* data;
+template <typename T>
+struct MatOf {
+  T* data;
   int64_t ld;
 };
-struct Mat {
-  float* data;
-  int64_t ld;
-};
+using ConstMat = MatOf<const float>;
+// BF16 weights (the top halves of F32s), widened exactly as they are read.
+using ConstMatBf16 = MatOf<const uint16_t>;
+using Mat = MatOf<float>;
 
 enum class GemmPath {
-  kBest,      // AVX2+FMA where the CPU has it, else portable
+  kBest,      // AVX2+FMA where the CPU has it (AVX512_BF16 for BF16 x BF16), else portable
+  kWiden,     // BF16 x BF16 widened to F32 even where AVX512_BF16 exists (tests, benchmarks)
   kPortable,  // forced (tests)
 };
 
 // True when kBest runs the AVX2+FMA kernels on this CPU.
 bool GemmHasAvx2();
+// True when kBest runs BF16 x BF16 products by vdpbf16ps on this CPU.
+bool GemmHasAvx512Bf16();
 
 // out(rows, cols) = x(rows, depth) . w(cols, depth)^T, single-threaded.
 void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t depth,
@@ -52,6 +56,23 @@ void GemmNT(ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols, int64_t
 // identical to GemmNT's whatever the thread count).
 void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMat w, Mat out, int64_t rows, int64_t cols,
                     int64_t depth, GemmPath path = GemmPath::kBest);
+
+// The same with BF16 weights (the --precision bf16 mode): each weight is
+// widened to F32 exactly as it is loaded, then the same lanes and tree as
+// above, so an element's arithmetic is again fixed by its depth alone.
+void GemmNT(ConstMat x, ConstMatBf16 w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+            GemmPath path = GemmPath::kBest);
+void ParallelGemmNT(ThreadPool& pool, ConstMat x, ConstMatBf16 w, Mat out, int64_t rows,
+                    int64_t cols, int64_t depth, GemmPath path = GemmPath::kBest);
+
+// BF16 inputs and weights. Where the CPU has AVX512_BF16 (kBest), the
+// products run by vdpbf16ps (kernels/cpu/gemm_bf16_dot.cc: sixteen lanes,
+// again fixed by the depth alone); elsewhere (or kWiden) x is widened to F32
+// and the product is the one above, bit for bit.
+void GemmNT(ConstMatBf16 x, ConstMatBf16 w, Mat out, int64_t rows, int64_t cols, int64_t depth,
+            GemmPath path = GemmPath::kBest);
+void ParallelGemmNT(ThreadPool& pool, ConstMatBf16 x, ConstMatBf16 w, Mat out, int64_t rows,
+                    int64_t cols, int64_t depth, GemmPath path = GemmPath::kBest);
 
 // out(rows, width) = a(rows, depth) . B(depth, width), single-threaded. B is
 // b (depth x width) or, when b_transposed, b holds B^T (width x depth, laid
