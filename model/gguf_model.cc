@@ -324,8 +324,26 @@ void UnpermuteRopeRows(const float* src, int64_t n_heads, int64_t head_dim, int6
   }
 }
 
+namespace {
+
+// The F32 values of `t` in HF's row order (`rope_heads` > 0: Q or K rows to
+// put back from llama.cpp's interleaved order).
+absl::StatusOr<std::vector<float>> HfOrderValues(const GgufTensor& t, const std::string& path,
+                                                 int64_t rope_heads, int64_t head_dim,
+                                                 int64_t cols) {
+  FOCAL_ASSIGN_OR_RETURN(std::vector<float> values, DequantizeTensor(t, path));
+  if (rope_heads > 0) {
+    std::vector<float> hf_order(values.size());
+    UnpermuteRopeRows(values.data(), rope_heads, head_dim, cols, hf_order.data());
+    values.swap(hf_order);
+  }
+  return values;
+}
+
+}  // namespace
+
 absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf,
-                                            const ModelConfig& c, bool materialize) {
+                                            const ModelConfig& c, GgufData data) {
   const GgufFile& f = *gguf;
   // Tensors the config needs, named as the file names them, each checked as
   // it is named: listing them all first took gigabytes for a block_count far
@@ -390,20 +408,23 @@ absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf
     const bool permuted = rope_heads > 0 && info.shape.size() == 2 && info.shape[1] > 0 &&
                           !__builtin_mul_overflow(rope_heads, c.head_dim, &rope_rows) &&
                           info.shape[0] == rope_rows;
-    if (materialize) {
-      const bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
-      if (t.type == GgmlType::kF32 && !permuted && aligned) {
-        info.data = t.data;  // used in place, like safetensors F32
-      } else {
-        FOCAL_ASSIGN_OR_RETURN(std::vector<float> values, DequantizeTensor(t, f.path()));
-        if (permuted) {
-          std::vector<float> hf_order(values.size());
-          UnpermuteRopeRows(values.data(), rope_heads, c.head_dim, info.shape[1], hf_order.data());
-          values.swap(hf_order);
-        }
-        owned->buffers.push_back(std::move(values));
-        info.data = reinterpret_cast<const uint8_t*>(owned->buffers.back().data());
-      }
+    const bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+    const int64_t cols = info.shape.size() == 2 ? info.shape[1] : 0;
+    const int64_t move_heads = permuted ? rope_heads : 0;
+    if (data == GgufData::kNone) {
+      // Validation only: nothing read.
+    } else if (t.type == GgmlType::kF32 && !permuted && aligned) {
+      info.data = t.data;  // used in place, like safetensors F32
+    } else if (data == GgufData::kOnUpload) {
+      // `t` lives in `gguf`, which the closure keeps alive.
+      info.materialize = [gguf, &t, move_heads, head_dim = c.head_dim, cols] {
+        return HfOrderValues(t, gguf->path(), move_heads, head_dim, cols);
+      };
+    } else {
+      FOCAL_ASSIGN_OR_RETURN(std::vector<float> values,
+                             HfOrderValues(t, f.path(), move_heads, c.head_dim, cols));
+      owned->buffers.push_back(std::move(values));
+      info.data = reinterpret_cast<const uint8_t*>(owned->buffers.back().data());
     }
     const std::string source = t.name;
     if (!out.emplace(*hf, std::move(info)).second) {

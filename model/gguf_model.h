@@ -38,14 +38,22 @@ std::optional<std::string> HfTensorName(absl::string_view gguf_name);
 void UnpermuteRopeRows(const float* src, int64_t n_heads, int64_t head_dim, int64_t cols,
                        float* dst);
 
+// When GgufTensorStore dequantizes the tensors that are not F32 as stored.
+enum class GgufData {
+  kNone,      // never: data pointers are null (LoadLlamaWeights without a
+              // backend, as inspect runs it)
+  kNow,       // into buffers the store owns
+  kOnUpload,  // TensorInfo::materialize, one tensor at a time as it is
+              // uploaded: a backend that converts the weights (BF16 mode,
+              // CUDA) never holds the whole model in F32 beside its copy
+};
+
 // The tensors of `gguf` for `config` under HF names, dequantized to F32 (F32
 // tensors that need no reordering stay in the memory map). Every tensor must
 // map to an HF name and be of a type Dequantize supports; tensors the config
-// needs must be present (errors name the GGUF tensor). With `materialize`
-// false nothing is dequantized (data pointers are null): enough for
-// LoadLlamaWeights without a backend (inspect).
+// needs must be present (errors name the GGUF tensor).
 absl::StatusOr<TensorStore> GgufTensorStore(std::shared_ptr<const GgufFile> gguf,
-                                            const ModelConfig& config, bool materialize);
+                                            const ModelConfig& config, GgufData data);
 
 }  // namespace focal::model
 

@@ -82,11 +82,13 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(absl::string_
     return tok.status();
   }
   if (m->gguf_ != nullptr) {
-    FOCAL_ASSIGN_OR_RETURN(m->store_,
-                           GgufTensorStore(m->gguf_, m->config_, !options.validate_only));
+    FOCAL_ASSIGN_OR_RETURN(
+        m->store_, GgufTensorStore(m->gguf_, m->config_,
+                                   options.validate_only ? GgufData::kNone : GgufData::kOnUpload));
   } else {
     FOCAL_ASSIGN_OR_RETURN(m->store_, TensorStore::OpenDir(dir));
   }
+  if (!options.validate_only) FOCAL_RETURN_IF_ERROR(CheckWeightsFit(m->store_, backend));
   FOCAL_ASSIGN_OR_RETURN(m->weights_, LoadLlamaWeights(m->config_, m->store_,
                                                        options.validate_only ? nullptr : &backend));
   if (!options.validate_only) {

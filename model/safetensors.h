@@ -6,6 +6,7 @@
 #define FOCAL_MODEL_SAFETENSORS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +28,10 @@ struct TensorInfo {
   // The tensor's name in `file` when the store renamed it (a GGUF tensor's
   // "blk.0.attn_q.weight"); empty when it is `name`.
   std::string source_name;
+  // Set where `data` is null because the F32 values are computed on demand
+  // (a quantized GGUF tensor): LoadLlamaWeights calls it once, uploads the
+  // result and keeps it only if the backend uses it in place.
+  std::function<absl::StatusOr<std::vector<float>>()> materialize;
 };
 
 // Element size of a safetensors dtype name, or 0 if unknown.

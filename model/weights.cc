@@ -2,11 +2,15 @@
 #include "model/weights.h"
 
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <set>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kernels/dtype.h"
@@ -58,7 +62,17 @@ class Loader {
     num_params_ += numel;
     int64_t rows = shape.size() == 2 ? shape[0] : 1;
     if (backend_ == nullptr) return kernels::Buffer();  // validate only
-    return backend_->UploadWeight(t->data, dt, rows, numel / rows);
+    if (t->data != nullptr || !t->materialize) {
+      return backend_->UploadWeight(t->data, dt, rows, numel / rows);
+    }
+    // Computed on demand (a quantized GGUF tensor): freed here once the
+    // backend has its own copy, else owned by the buffer that uses it.
+    FOCAL_ASSIGN_OR_RETURN(std::vector<float> values, t->materialize());
+    FOCAL_ASSIGN_OR_RETURN(kernels::Buffer buf,
+                           backend_->UploadWeight(values.data(), dt, rows, numel / rows));
+    if (buf.tensor().data != values.data()) return buf;
+    auto keep = std::make_shared<std::vector<float>>(std::move(values));  // same memory
+    return kernels::Buffer(buf.tensor(), [keep](void*) {});
   }
 
   absl::StatusOr<float> TakeScalar(const std::string& name) {
@@ -74,6 +88,10 @@ class Loader {
       return absl::UnimplementedError(absl::StrCat(Where(*t), " has dtype ", t->dtype));
     }
     if (backend_ == nullptr) return 0.0f;  // validate only: the data may not be loaded
+    if (t->data == nullptr && t->materialize) {
+      FOCAL_ASSIGN_OR_RETURN(std::vector<float> values, t->materialize());
+      return values.at(0);
+    }
     if (t->dtype == "F32") {
       float f;
       std::memcpy(&f, t->data, 4);
@@ -119,6 +137,44 @@ class Loader {
 };
 
 }  // namespace
+
+absl::Status CheckWeightsFit(const TensorStore& store, kernels::Backend& backend) {
+  int64_t need = 0;
+  bool widened = false;  // F16/BF16 matrices widened to F32
+  for (const auto& [name, t] : store.tensors()) {
+    kernels::DType dt;
+    if (t.dtype == "F32") {
+      dt = kernels::DType::kF32;
+    } else if (t.dtype == "F16") {
+      dt = kernels::DType::kF16;
+    } else if (t.dtype == "BF16") {
+      dt = kernels::DType::kBF16;
+    } else {
+      continue;  // LoadLlamaWeights names it
+    }
+    int64_t numel = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0 || __builtin_mul_overflow(numel, d, &numel)) return absl::OkStatus();
+    }  // (LoadLlamaWeights refuses such a shape, naming it)
+    const int64_t rows = t.shape.size() == 2 ? t.shape[0] : 1;
+    const int64_t bytes = backend.UploadBytes(dt, rows, rows > 0 ? numel / rows : 0);
+    if (bytes < 0) return absl::OkStatus();  // the backend cannot say
+    need += bytes;
+    widened = widened || (rows > 1 && dt != kernels::DType::kF32 && bytes > numel * 2);
+  }
+  const int64_t have = backend.AvailableMemoryBytes();
+  if (have < 0 || need <= have) return absl::OkStatus();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const std::vector<std::string> files = store.files();
+  const std::string where =
+      files.size() == 1 ? files[0]
+                        : absl::StrCat(std::filesystem::path(files[0]).parent_path().string(), " (",
+                                       files.size(), " files)");
+  return absl::ResourceExhaustedError(absl::StrCat(
+      where, ": the weights need ", absl::StrFormat("%.2f GiB", need / gib), " of new memory on ",
+      backend.name(), ", but ", absl::StrFormat("%.2f GiB", have / gib), " is available",
+      widened ? "; --precision bf16 keeps BF16/F16 weights at 2 bytes (BF16 ones in place)" : ""));
+}
 
 absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const TensorStore& store,
                                               kernels::Backend* backend) {

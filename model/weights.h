@@ -48,6 +48,11 @@ struct LlamaWeights {
 absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& config, const TensorStore& store,
                                               kernels::Backend* backend);
 
+// Refuses up front, with the numbers, a load whose converted weights would
+// not fit in the memory `backend` has left (Backend::UploadBytes), instead of
+// failing or being killed half way.
+absl::Status CheckWeightsFit(const TensorStore& store, kernels::Backend& backend);
+
 }  // namespace focal::model
 
 #endif  // FOCAL_MODEL_WEIGHTS_H_

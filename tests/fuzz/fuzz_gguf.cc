@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto tok = LoadTokenizer(*f); tok.ok()) focal::fuzz::ExerciseTokenizer(**tok);
   auto config = GgufModelConfig(*f);
   if (config.ok()) {
-    auto store = GgufTensorStore(f, *config, /*materialize=*/true);
+    auto store = GgufTensorStore(f, *config, GgufData::kNow);
     if (store.ok()) sink = sink + LoadLlamaWeights(*config, *store, nullptr).ok();
   }
   (void)sink;

@@ -186,7 +186,7 @@ void CheckGguf(const std::string& path, bool expect_tokenizer) {
   auto config = focal::model::GgufModelConfig(*g);
   Check(path + " (config)", config.status());
   if (config.ok()) {
-    auto store = focal::model::GgufTensorStore(g, *config, true);
+    auto store = focal::model::GgufTensorStore(g, *config, focal::model::GgufData::kNow);
     Check(path + " (tensors)", store.status());
     if (store.ok()) {
       Check(path + " (weights)", focal::model::LoadLlamaWeights(*config, *store, nullptr).status());

@@ -167,7 +167,7 @@ TEST(GgufMetadataTest, BlockCountPastTheTensorsStopsAtTheFirstMissing) {
   FOCAL_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const GgufFile> f, OpenBytes(b.Build()));
   FOCAL_ASSERT_OK_AND_ASSIGN(ModelConfig c, GgufModelConfig(*f));
   EXPECT_EQ(c.num_layers, 4000000000);
-  EXPECT_THAT(GgufTensorStore(f, c, /*materialize=*/false),
+  EXPECT_THAT(GgufTensorStore(f, c, GgufData::kNone),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr("GGUF is missing tensor 'blk.0.attn_norm.weight'")));
 }
@@ -187,7 +187,7 @@ TEST(GgufMetadataTest, EmptyQueryTensorIsAShapeError) {
   b.AddF32Tensor("blk.0.ffn_norm.weight", {2}, Iota(2));
   FOCAL_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const GgufFile> f, OpenBytes(b.Build()));
   FOCAL_ASSERT_OK_AND_ASSIGN(ModelConfig c, GgufModelConfig(*f));
-  FOCAL_ASSERT_OK_AND_ASSIGN(TensorStore store, GgufTensorStore(f, c, /*materialize=*/true));
+  FOCAL_ASSERT_OK_AND_ASSIGN(TensorStore store, GgufTensorStore(f, c, GgufData::kNow));
   EXPECT_THAT(LoadLlamaWeights(c, store, nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("'blk.0.attn_q.weight'"), HasSubstr("[2, 0]"))));
