@@ -34,8 +34,8 @@ absl::StatusOr<Loaded> Load(const ModelFlags& flags, bool require_tokenizer,
                             bool validate_only = false) {
   Loaded l;
   std::string device_note;
-  FOCAL_ASSIGN_OR_RETURN(l.backend,
-                         kernels::CreateBackend(flags.device, flags.threads, &device_note));
+  FOCAL_ASSIGN_OR_RETURN(l.backend, kernels::CreateBackend(flags.device, flags.threads,
+                                                           &device_note, flags.precision));
   if (!device_note.empty()) std::cerr << device_note << "\n";
   model::LoadOptions opts;
   opts.focal_temperature = flags.focal_temperature;

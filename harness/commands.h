@@ -19,6 +19,7 @@ struct ModelFlags {
   std::string model_dir;                    // empty: the embedded default model
   std::optional<double> focal_temperature;  // --focal-temperature
   std::string device = "auto";
+  std::string precision;  // --precision; empty: the device's default
   int threads = 0;
 };
 

@@ -61,17 +61,19 @@ void AddAttention(const reports::RunResults& runs, const std::vector<engine::Mod
 // distributions on the base's (identical) loglikelihood requests.
 absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDetails>& details,
                           reports::ComparisonReport& rep) {
-  std::string device_note;
-  // (The first device of a --device list: this pass is short.)
-  FOCAL_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kernels::Backend>> backends,
-                         kernels::CreateBackends(o.device, o.threads, &device_note));
-  std::unique_ptr<kernels::Backend> backend = std::move(backends[0]);
-  if (!device_note.empty()) std::cerr << device_note << "\n";
-  auto load = [&](size_t i) {
+  // Each model on the first device of the --device list (this pass is
+  // short), at its own precision.
+  std::vector<std::unique_ptr<kernels::Backend>> backends(o.models.size());
+  auto load = [&](size_t i) -> absl::StatusOr<std::unique_ptr<model::LanguageModel>> {
+    std::string device_note;
+    FOCAL_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kernels::Backend>> b,
+                           CreateModelBackends(o, i, &device_note));
+    if (!device_note.empty()) std::cerr << device_note << "\n";
+    backends[i] = std::move(b[0]);
     model::LoadOptions lo;
     lo.focal_temperature = o.model_temperatures[i];
     lo.transformer.allow_length_extrapolation = o.allow_length_extrapolation;
-    return model::LanguageModel::Load(o.models[i], *backend, lo);
+    return model::LanguageModel::Load(o.models[i], *backends[i], lo);
   };
   std::unique_ptr<model::LanguageModel> base;
   for (size_t i = 1; i < o.models.size(); ++i) {
@@ -93,7 +95,7 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
           // The cached numbers hold for this pair wherever it now stands
           // in --focal's list.
           a.set_focal_index(static_cast<int>(i));
-          a.set_focal_variant(fm.variant());
+          a.set_focal_variant(reports::VariantLabel(fm, bm));
           *rep.add_agreement() = std::move(a);
           continue;
         }
@@ -109,7 +111,7 @@ absl::Status AddAgreement(const RunOptions& o, const std::vector<engine::ModelDe
       if (!s.ok()) return Annotate(s.status(), absl::StrCat("logit agreement on ", task));
       reports::LogitAgreement* a = rep.add_agreement();
       a->set_task(task);
-      a->set_focal_variant(rep.runs().models(static_cast<int>(i)).variant());
+      a->set_focal_variant(reports::VariantLabel(fm, bm));
       a->set_focal_index(static_cast<int>(i));
       a->set_tokens(s->tokens);
       a->set_mean_kl(s->mean_kl);
@@ -221,12 +223,12 @@ absl::Status RunCompare(RunOptions o, const std::string& base_spec,
   }
   o.models.clear();
   o.model_temperatures.clear();
+  o.model_precisions.clear();
   for (const std::string& s : specs) {
-    std::string dir;
-    std::optional<double> t;
-    FOCAL_RETURN_IF_ERROR(ParseModelSpec(s, &dir, &t));
-    o.models.push_back(dir);
-    o.model_temperatures.push_back(t);
+    FOCAL_ASSIGN_OR_RETURN(ModelSpec m, ParseModelSpec(s));
+    o.models.push_back(m.dir);
+    o.model_temperatures.push_back(m.temperature);
+    o.model_precisions.push_back(m.precision);
   }
   FOCAL_ASSIGN_OR_RETURN(FileLock report_lock, OpenReportDir(report_dir));
   o.out = report_dir + "/results.json";

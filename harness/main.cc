@@ -17,6 +17,10 @@
 
 namespace {
 
+constexpr const char* kPrecisionHelp =
+    "fp32 (exact) or bf16 (BF16 weights and GEMM inputs, F32 accumulation; docs/benchmarks.md "
+    "says what it changes); default: fp32 on the CPU, bf16 on CUDA";
+
 void AddModelFlags(CLI::App* cmd, focal::harness::ModelFlags& f, bool with_model_flag) {
   if (with_model_flag) {
     cmd->add_option("--model", f.model_dir,
@@ -27,6 +31,8 @@ void AddModelFlags(CLI::App* cmd, focal::harness::ModelFlags& f, bool with_model
                   "evaluate as constant-temperature focal attention with this t "
                   "(replaces the checkpoint's own setting)");
   cmd->add_option("--device", f.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--precision", f.precision, kPrecisionHelp)
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--threads", f.threads, "CPU threads (0: every core this process may run on)")
       ->capture_default_str();
 }
@@ -89,6 +95,8 @@ void AddRunFlags(CLI::App* cmd, RunFlags& f) {
                   "auto, cpu, cuda or cuda:N; a list (cuda:0,cuda:1 or cpu,cpu) puts one model "
                   "replica on each")
       ->capture_default_str();
+  cmd->add_option("--precision", f.opts.precision, kPrecisionHelp)
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--threads", f.opts.threads,
                   "CPU threads (0: every core this process may run on)")
       ->capture_default_str();
@@ -240,10 +248,12 @@ int main(int argc, char** argv) {
   CLI::App* compare = app.add_subcommand(
       "compare", "base vs focal model(s) on identical requests: paired statistics and reports");
   compare->add_option("--base", base_spec,
-                      "base model directory or .gguf file (default: SmolLM2-135M-Instruct)");
+                      "base model directory or .gguf file, DIR@bf16 for its precision "
+                      "(default: SmolLM2-135M-Instruct)");
   compare->add_option("--focal", focal_specs,
-                      "focal model DIR or DIR@t=T (a retrofit); repeatable "
-                      "(default: the default model @t=0.4)");
+                      "focal model DIR, DIR@t=T (a retrofit), DIR@bf16 or DIR@fp32 (its "
+                      "precision; both: DIR@t=T@bf16; DIR 'default': the default model); "
+                      "repeatable (default: the default model @t=0.4)");
   compare->add_option("--out", report_dir, "report directory")->required();
   compare->add_option("--bootstrap", cmp.bootstrap_iters, "paired bootstrap resamples")
       ->capture_default_str();

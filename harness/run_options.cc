@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The run options the CLI parses beyond CLI11's types: --shard (I/N, or from
-// a Slurm job array or Kubernetes Indexed Job), model specs DIR@t=T, and the
+// a Slurm job array or Kubernetes Indexed Job), model specs DIR@t=T@bf16, and the
 // task list --list-tasks prints, --lengths and --gold-depth.
 #include <cstdlib>
 #include <optional>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/asset_root.h"
 #include "base/status_macros.h"
 #include "datasets/hotpotqa_long.h"
 #include "harness/runner.h"
@@ -122,22 +123,43 @@ absl::Status ListTasks(const RunOptions& o, std::ostream& out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
-                            std::optional<double>* temperature) {
-  const size_t at = spec.rfind("@t=");
-  if (at == std::string::npos) {
-    *dir = spec;
-    temperature->reset();
-    return absl::OkStatus();
+absl::StatusOr<ModelSpec> ParseModelSpec(const std::string& spec) {
+  ModelSpec m;
+  std::string rest = spec;
+  // Suffixes from the end: "@t=T", "@bf16", "@fp32", each at most once.
+  for (size_t at = rest.rfind('@'); at != std::string::npos; at = rest.rfind('@')) {
+    const std::string suffix = rest.substr(at + 1);
+    if (absl::StartsWith(suffix, "t=") && !m.temperature.has_value()) {
+      double t;
+      if (!absl::SimpleAtod(suffix.substr(2), &t) || !(t > 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model '", spec, "': the temperature after '@t=' must be a number > 0"));
+      }
+      m.temperature = t;
+    } else if ((suffix == "bf16" || suffix == "fp32") && m.precision.empty()) {
+      m.precision = suffix;
+    } else {
+      break;  // part of the path
+    }
+    rest.resize(at);
   }
-  double t;
-  if (!absl::SimpleAtod(spec.substr(at + 3), &t) || !(t > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model '", spec, "': the temperature after '@t=' must be a number > 0"));
+  if (rest.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("model '", spec, "' names no model"));
   }
-  *dir = spec.substr(0, at);
-  *temperature = t;
-  return absl::OkStatus();
+  if (rest == "default") {
+    FOCAL_ASSIGN_OR_RETURN(rest, FindDefaultModel());
+  }
+  m.dir = rest;
+  return m;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<kernels::Backend>>> CreateModelBackends(
+    const RunOptions& o, size_t index, std::string* note) {
+  const std::string& precision =
+      index < o.model_precisions.size() && !o.model_precisions[index].empty()
+          ? o.model_precisions[index]
+          : o.precision;
+  return kernels::CreateBackends(o.device, o.threads, note, precision);
 }
 
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text) {

@@ -64,7 +64,7 @@ bool BuildAhead(const RunOptions& o,
   if (o.build_ahead != "auto") return o.build_ahead == "on";
   const int cores = UsableCores();
   bool all_cpu = true;  // CPU replicas share --threads between them
-  for (const auto& b : backends) all_cpu = all_cpu && b->name() == "cpu";
+  for (const auto& b : backends) all_cpu = all_cpu && absl::StartsWith(b->name(), "cpu");
   return !all_cpu || (o.threads > 0 && o.threads < cores);
 }
 
@@ -385,11 +385,25 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
     std::cerr << "focal-eval: " << results.config().data_warning() << "\n";
   }
 
-  std::string device_note;
-  FOCAL_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kernels::Backend>> backends,
-                         kernels::CreateBackends(o.device, o.threads, &device_note));
-  if (!device_note.empty()) std::cerr << device_note << "\n";
-  lco.build_ahead = BuildAhead(o, backends);
+  // Backends per precision: `compare` may put a model beside itself at
+  // another precision ("DIR@bf16").
+  std::map<std::string, std::vector<std::unique_ptr<kernels::Backend>>> backend_sets;
+  auto backends_for =
+      [&](size_t mi) -> absl::StatusOr<const std::vector<std::unique_ptr<kernels::Backend>>*> {
+    const std::string key = mi < o.model_precisions.size() ? o.model_precisions[mi] : "";
+    auto it = backend_sets.find(key);
+    if (it == backend_sets.end()) {
+      std::string device_note;
+      FOCAL_ASSIGN_OR_RETURN(auto set, CreateModelBackends(o, mi, &device_note));
+      if (!device_note.empty()) std::cerr << device_note << "\n";
+      it = backend_sets.emplace(key, std::move(set)).first;
+    }
+    return &it->second;
+  };
+  {
+    FOCAL_ASSIGN_OR_RETURN(auto first, backends_for(0));
+    lco.build_ahead = BuildAhead(o, *first);
+  }
   std::vector<std::string> models = o.models;
   if (models.empty()) {
     FOCAL_ASSIGN_OR_RETURN(std::string default_model, FindDefaultModel());
@@ -414,7 +428,8 @@ absl::StatusOr<reports::RunResults> RunEvaluation(const RunOptions& o, std::ostr
   for (size_t mi = 0; mi < models.size(); ++mi) {
     const auto t0 = std::chrono::steady_clock::now();
     engine::ModelDetails* md = details != nullptr ? &details->emplace_back() : nullptr;
-    FOCAL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(o, mi, models[mi], backends, results));
+    FOCAL_ASSIGN_OR_RETURN(auto backends, backends_for(mi));
+    FOCAL_ASSIGN_OR_RETURN(LoadedModel lm, LoadModel(o, mi, models[mi], *backends, results));
     FOCAL_ASSIGN_OR_RETURN(ScoredRequests scored, ScoreTasks(o, lm, data));
     for (size_t ti = 0; ti < data.size(); ++ti) {
       FOCAL_RETURN_IF_ERROR(RecordTask(o, lm, data[ti], scored, ti, samples, md));

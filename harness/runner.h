@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "engine/scorer.h"
 #include "engine/task_details.h"
+#include "kernels/backend.h"
 #include "reports/results.pb.h"
 
 namespace focal::harness {
@@ -24,6 +26,9 @@ struct RunOptions {
   // Per-model --focal-temperature (same size as `models` when set; a model
   // may appear twice with different values: "DIR@t=0.4").
   std::vector<std::optional<double>> model_temperatures;
+  // Per-model precision ("DIR@bf16"; same size as `models` when set; empty
+  // entries take --precision).
+  std::vector<std::string> model_precisions;
   std::optional<double> focal_temperature;
   std::string tasks = "commonsense,lambada_openai";
   std::string data_dir;  // the ../shared/data layout (specs' data_path)
@@ -46,6 +51,9 @@ struct RunOptions {
   std::string samples;    // per-sample JSONL (optional)
   std::string cache_dir;  // empty: "<out>.cache" (none without --out)
   std::string device = "auto";
+  // --precision: fp32 or bf16; empty: each device's default (fp32 on the
+  // CPU, bf16 on CUDA).
+  std::string precision;
   int threads = 0;
   bool progress = true;           // on stderr (engine/progress.h)
   double progress_interval = 30;  // seconds between lines when stderr is no TTY
@@ -96,9 +104,20 @@ absl::StatusOr<reports::RunResults> RunEvaluation(
     const RunOptions& options, std::ostream& out,
     std::vector<engine::ModelDetails>* details = nullptr);
 
-// Parses "DIR" or "DIR@t=0.4" (a retrofit temperature for this model only).
-absl::Status ParseModelSpec(const std::string& spec, std::string* dir,
-                            std::optional<double>* temperature);
+// A model of `compare`: "DIR", "DIR@t=0.4" (a retrofit temperature for this
+// model only), "DIR@bf16" or "DIR@fp32" (its precision), or both in either
+// order; DIR "default" is the default model.
+struct ModelSpec {
+  std::string dir;
+  std::optional<double> temperature;
+  std::string precision;  // empty: --precision
+};
+absl::StatusOr<ModelSpec> ParseModelSpec(const std::string& spec);
+
+// The backends (one per --device entry) for model `index` of `o`, at its
+// precision.
+absl::StatusOr<std::vector<std::unique_ptr<kernels::Backend>>> CreateModelBackends(
+    const RunOptions& o, size_t index, std::string* note);
 
 // --lengths "4096,8192" (ascending, positive); --gold-depth "0.5" or "sweep".
 absl::StatusOr<std::vector<int64_t>> ParseLengths(const std::string& text);

@@ -275,7 +275,7 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
         r->set_metric(metric);
         r->set_context_length(length);
         if (depth >= 0) r->set_gold_depth(depth);
-        r->set_focal_variant(fm.variant());
+        r->set_focal_variant(VariantLabel(fm, runs.models(0)));
         r->set_focal_model(fm.model_path());
         r->set_n(static_cast<int64_t>(a.size()));
         // Per-document values are "higher is better" even for perplexity (each is an ll).
@@ -319,7 +319,7 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
     for (const std::string& cat : CategoryOrder(category_means)) {
       for (const auto& [len, v] : category_means.at(cat)) {
         LengthComparison* l = rep.add_lengths();
-        l->set_focal_variant(fm.variant());
+        l->set_focal_variant(VariantLabel(fm, runs.models(0)));
         l->set_context_length(len);
         l->set_base_average(tasks::Mean(v.first));
         l->set_focal_average(tasks::Mean(v.second));
@@ -354,17 +354,22 @@ std::vector<std::string> LengthCategories(const ComparisonReport& rep) {
   return out;
 }
 
+std::string VariantLabel(const ModelRun& model, const ModelRun& base) {
+  if (model.backend() == base.backend()) return model.variant();
+  return absl::StrCat(model.variant(), ", ", model.backend());
+}
+
 std::string ComparisonMarkdown(const ComparisonReport& rep) {
   const ModelRun& b = rep.runs().models(0);
   std::string out = "# focal-eval comparison\n\n";
   if (!rep.runs().config().data_warning().empty()) {
     absl::StrAppend(&out, "**Warning:** ", rep.runs().config().data_warning(), "\n\n");
   }
-  absl::StrAppend(&out, "Base: `", b.model_path(), "` (", b.variant(), ", weights ",
+  absl::StrAppend(&out, "Base: `", b.model_path(), "` (", VariantLabel(b, b), ", weights ",
                   b.weights_sha256().substr(0, 12), ")\n");
   for (int i = 1; i < rep.runs().models_size(); ++i) {
     const ModelRun& f = rep.runs().models(i);
-    absl::StrAppend(&out, "Focal: `", f.model_path(), "` (", f.variant(), ", weights ",
+    absl::StrAppend(&out, "Focal: `", f.model_path(), "` (", VariantLabel(f, b), ", weights ",
                     f.weights_sha256().substr(0, 12), ")\n");
   }
   absl::StrAppend(&out, "\nPaired per document on identical requests; ",

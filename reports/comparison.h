@@ -29,6 +29,11 @@ struct CompareOptions {
 // models(0) of `runs` is the base; every other model is compared with it.
 // FailedPrecondition when a task's request checksums differ between models
 // (results of different requests are never paired).
+// How a compared model is named in the tables: its variant ("base",
+// "focal(t=0.4, retrofit)"), and its backend when that differs from the
+// base's (a model beside itself at another precision: "base, cpu:bf16").
+std::string VariantLabel(const ModelRun& model, const ModelRun& base);
+
 absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
                                                  const std::vector<PerDocScores>& scores,
                                                  const CompareOptions& options);

@@ -359,7 +359,7 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
   for (int i = 1; i < rep.runs().models_size(); ++i) {
     const ModelRun& m = rep.runs().models(i);
     absl::StrAppend(&out, "<br>\nFocal: <code>", HtmlEscape(m.model_path()), "</code> (",
-                    HtmlEscape(m.variant()), ", weights ",
+                    HtmlEscape(VariantLabel(m, b)), ", weights ",
                     HtmlEscape(m.weights_sha256().substr(0, 12)), ")");
   }
   absl::StrAppend(&out, "</p>\n<p>Paired per document on identical requests; ",

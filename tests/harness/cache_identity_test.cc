@@ -33,6 +33,7 @@ TEST(CacheIdentityTest, EveryScoreAffectingFieldChangesIt) {
       [](reports::ModelRun& r) { r.set_config_sha256("cccd"); },
       [](reports::ModelRun& r) { r.set_variant("focal(t=0.4, retrofit)"); },
       [](reports::ModelRun& r) { r.set_tokenizer_sha256("bbbc"); },
+      [](reports::ModelRun& r) { r.set_backend("cpu:bf16"); },
       [](reports::ModelRun& r) { r.set_backend("cuda:0 (NVIDIA H200, bf16)"); },
       [](reports::ModelRun& r) { r.set_backend("cuda:0 (NVIDIA H200, fp32)"); },
       [](reports::ModelRun& r) { r.set_bos_policy("no-bos"); },

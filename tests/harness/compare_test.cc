@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "reports/comparison.h"
 #include "reports/results_writer.h"
 #include "tests/testing/test_util.h"
@@ -198,6 +199,43 @@ TEST(CompareTest, AttentionStatsAndLogitAgreement) {
       << err;
   EXPECT_EQ(LoadReport(dir2 + "/report.json").agreement_size(), 0);
   EXPECT_FALSE(std::filesystem::exists(dir2 + "/attention.csv"));
+}
+
+// A model beside itself in the BF16 mode ("DIR@bf16"): each runs on its own
+// backend, the tables name the precision, and the logit agreement measures
+// what the mode changes.
+TEST(CompareTest, ModelBesideItselfInBf16) {
+  if (std::string why = kernels::CpuPrecisionUnsupported(kernels::CpuPrecision::kBf16);
+      !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const std::string dir = testing::MakeTempDir("cmp_bf16");
+  std::string out, err;
+  ASSERT_EQ(RunCli("compare --tasks arc_easy,piqa --limit 6 --device cpu --focal default@bf16 "
+                   "--focal default@t=0.4@bf16 --bootstrap 100 --no-progress --out " +
+                       dir,
+                   &out, &err),
+            0)
+      << err;
+  const reports::ComparisonReport rep = LoadReport(dir + "/report.json");
+  ASSERT_EQ(rep.runs().models_size(), 3);
+  EXPECT_EQ(rep.runs().models(0).backend(), "cpu");
+  EXPECT_EQ(rep.runs().models(1).backend(), "cpu:bf16");
+  EXPECT_EQ(rep.runs().models(2).backend(), "cpu:bf16");
+  EXPECT_EQ(rep.runs().models(1).variant(), "base");
+  EXPECT_THAT(out, HasSubstr("| base, cpu:bf16 |"));
+  EXPECT_THAT(out, HasSubstr("| focal(t=0.4, retrofit), cpu:bf16 |"));
+  ASSERT_GE(rep.agreement_size(), 2);
+  EXPECT_EQ(rep.agreement(0).focal_variant(), "base, cpu:bf16");
+  EXPECT_GT(rep.agreement(0).mean_kl(), 0);     // the mode changes something...
+  EXPECT_LT(rep.agreement(0).mean_kl(), 0.05);  // ...but far less than the retrofit
+  // A precision the device string contradicts is refused.
+  EXPECT_EQ(RunCli("compare --tasks piqa --limit 2 --device cpu:fp32 --focal default@bf16 --out " +
+                       testing::MakeTempDir("bad"),
+                   &out, &err),
+            1);
+  EXPECT_THAT(err, HasSubstr("--device cpu:fp32 names precision fp32 but --precision is bf16"));
+  EXPECT_EQ(RunCli("run --tasks piqa --precision fp16", &out, &err), 2);
 }
 
 // Two CPU replicas per model: every report file and the samples are those
