@@ -2,7 +2,9 @@
 // Prefill of a real GGUF checkpoint, driven line by line on stdin so that
 // bench/llamacpp_compare.py can take turns with llama.cpp in one run.
 //
-// Usage: gguf_prefill_bench --threads N --tokens FILE [--profile] LABEL=PATH...
+// Usage: gguf_prefill_bench --threads N --tokens FILE [--profile] LABEL=PATH[@bf16]...
+// A model whose path ends in "@bf16" runs on the CPU backend's BF16 mode
+// (cpu:bf16), the others on the exact F32 mode.
 // FILE holds whitespace-separated token ids. Each stdin line
 // "LABEL MODE T" runs one forward pass over the first T ids on that model,
 // scoring the last row (MODE "last") or every row (MODE "all": log-prob of
@@ -62,7 +64,7 @@ using Clock = std::chrono::steady_clock;
 // split by shape (M, N, K) for the GEMM table.
 class TimedBackend : public Backend {
  public:
-  explicit TimedBackend(int threads) : cpu_(threads) {}
+  TimedBackend(int threads, focal::kernels::CpuPrecision precision) : cpu_(threads, precision) {}
 
   struct Stat {
     double seconds = 0;
@@ -270,30 +272,52 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  TimedBackend be(threads);
-  be.pair_sgemm = paired;
-  openblas_set_num_threads(threads > 0 ? threads : focal::UsableCores());
+  // One timed backend per precision that some model asks for.
+  std::map<std::string, std::unique_ptr<TimedBackend>> backends;
   std::map<std::string, std::unique_ptr<focal::model::LanguageModel>> loaded;
-  for (const auto& [label, path] : models) {
-    auto m = focal::model::LanguageModel::Load(path, be);
+  std::map<std::string, std::string> precision_of;  // label -> backends' key
+  openblas_set_num_threads(threads > 0 ? threads : focal::UsableCores());
+  for (auto [label, path] : models) {
+    std::string precision = "fp32";
+    if (path.size() > 5 && path.ends_with("@bf16")) {
+      precision = "bf16";
+      path.resize(path.size() - 5);
+    }
+    auto& be = backends[precision];
+    if (be == nullptr) {
+      be = std::make_unique<TimedBackend>(threads, precision == "bf16"
+                                                       ? focal::kernels::CpuPrecision::kBf16
+                                                       : focal::kernels::CpuPrecision::kF32);
+      be->pair_sgemm = paired && precision == "fp32";  // sgemm reads F32 weights
+    }
+    auto m = focal::model::LanguageModel::Load(path, *be);
     if (!m.ok()) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), std::string(m.status().message()).c_str());
       return 1;
     }
     loaded[label] = std::move(*m);
+    precision_of[label] = precision;
   }
+  auto paired_seconds = [&] {
+    double s = 0;
+    for (const auto& [p, be] : backends) s += be->PairedSeconds();
+    return s;
+  };
   std::printf("ready\n");
   std::fflush(stdout);
-  double forward_seconds = 0;
-  int64_t passes = 0;
+  std::map<std::string, double> forward_seconds;  // per precision, since "profile"
+  std::map<std::string, int64_t> passes;
   for (std::string line; std::getline(std::cin, line);) {
     if (line == "profile") {
-      PrintProfile(be, forward_seconds, passes);
-      be.ops.clear();
-      be.gemms.clear();
-      be.paired.clear();
-      forward_seconds = 0;
-      passes = 0;
+      for (auto& [precision, be] : backends) {
+        if (backends.size() > 1) std::printf("### %s\n\n", be->name().c_str());
+        PrintProfile(*be, forward_seconds[precision], passes[precision]);
+        be->ops.clear();
+        be->gemms.clear();
+        be->paired.clear();
+      }
+      forward_seconds.clear();
+      passes.clear();
       std::printf("end\n");
       std::fflush(stdout);
       continue;
@@ -330,18 +354,18 @@ int main(int argc, char** argv) {
       }
       focal::model::SeqInput seq{&*cache, ids, rows, targets};
       std::vector<std::vector<focal::model::TokenScore>> out;
-      const double paired_before = be.PairedSeconds();
+      const double paired_before = paired_seconds();
       const auto t0 = Clock::now();
       const absl::Status st = tf.Forward(absl::MakeConstSpan(&seq, 1), out);
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count() -
-                          (be.PairedSeconds() - paired_before);
+                          (paired_seconds() - paired_before);
       if (!st.ok()) {
         std::fprintf(stderr, "forward failed: %s\n", std::string(st.message()).c_str());
         std::exit(1);
       }
       for (const auto& ts : out[0]) sum += ts.logprob;
-      forward_seconds += secs;
-      ++passes;
+      forward_seconds[precision_of[label]] += secs;
+      ++passes[precision_of[label]];
       return secs;
     };
     const double s = pass(0, T, mode == "all");

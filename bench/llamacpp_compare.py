@@ -12,7 +12,10 @@ at the same thread count, on
     tensor by tensor with the `gguf` package, same metadata and tokenizer,
     written to a cache directory (never the repository); equal precision;
   * the Q4_1 file itself: llama.cpp computes in Q4_1/Q8_0 (its quantized dot
-    products), we widen the weights to F32 on load and compute in F32.
+    products), we widen the weights to F32 on load and compute in F32;
+  * with --files bf16: a BF16 GGUF of the same dequantized weights (matrices
+    in BF16, norms in F32): llama.cpp computes on it in its BF16 path, we in
+    our BF16 mode (--precision bf16).
 
 Two amounts of LM-head work, measured for both engines:
   * "last": logits for the last position only (llama.cpp's default; our
@@ -48,8 +51,10 @@ DEFAULT_MODEL = os.environ.get(
         "SmolLM2-135M-Instruct.Q4_1.gguf"))
 
 
-def write_f32_gguf(src: pathlib.Path, dst: pathlib.Path) -> None:
-    """Dequantizes every tensor of `src` to F32; copies all metadata."""
+def write_gguf(src: pathlib.Path, dst: pathlib.Path, bf16: bool = False) -> None:
+    """Dequantizes every tensor of `src` to F32 (with `bf16`: the matrices then
+    rounded to BF16, the 1-D norms kept in F32, as llama.cpp's converter
+    writes a BF16 file); copies all metadata."""
     import gguf
 
     reader = gguf.GGUFReader(str(src))
@@ -61,14 +66,19 @@ def write_f32_gguf(src: pathlib.Path, dst: pathlib.Path) -> None:
             continue
         value = field.contents()
         if name == "general.file_type":
-            value = int(gguf.LlamaFileType.ALL_F32)
+            value = int(gguf.LlamaFileType.MOSTLY_BF16 if bf16 else gguf.LlamaFileType.ALL_F32)
         sub_type = field.types[1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
         writer.add_key_value(name, value, field.types[0], sub_type)
     for t in reader.tensors:
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         # GGUF lists dimensions fastest first; numpy wants them slowest first.
-        data = data.reshape([int(d) for d in reversed(t.shape)])
-        writer.add_tensor(t.name, np.ascontiguousarray(data))
+        data = np.ascontiguousarray(data.reshape([int(d) for d in reversed(t.shape)]))
+        if bf16 and data.ndim == 2:
+            q = gguf.quants.quantize(data, gguf.GGMLQuantizationType.BF16)
+            writer.add_tensor(t.name, q, raw_shape=q.shape,
+                              raw_dtype=gguf.GGMLQuantizationType.BF16)
+        else:
+            writer.add_tensor(t.name, data)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -192,7 +202,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lengths", default="512,2048")
     ap.add_argument("--modes", default="last,all")
-    ap.add_argument("--files", default="f32,q4_1")
+    ap.add_argument("--files", default="f32,q4_1",
+                    help="any of f32, q4_1, bf16 (a BF16 GGUF of the same weights, which "
+                         "focal-eval runs with --precision bf16)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between passes (llama.cpp's OpenMP threads spin after a call)")
@@ -212,10 +224,12 @@ def main():
     cache = pathlib.Path(args.cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     f32 = cache / (src.stem.replace(".Q4_1", "") + ".F32.gguf")
-    if not f32.exists():
-        print(f"writing {f32} ...", file=sys.stderr)
-        write_f32_gguf(src, f32)
-    files = {"f32": f32, "q4_1": src}
+    bf16 = cache / (src.stem.replace(".Q4_1", "") + ".BF16.gguf")
+    for path, is_bf16 in ((f32, False), (bf16, True)):
+        if not path.exists() and path.stem.split(".")[-1].lower() in args.files.split(","):
+            print(f"writing {path} ...", file=sys.stderr)
+            write_gguf(src, path, is_bf16)
+    files = {"f32": f32, "q4_1": src, "bf16": bf16}
     files = {k: files[k] for k in args.files.split(",")}
     lengths = [int(x) for x in args.lengths.split(",")]
     modes = args.modes.split(",")
@@ -235,7 +249,10 @@ def main():
     if args.only != "ours":
         engines["llama"] = {k: LlamaCpp(p, n_max, args.threads, flash, args.decode)
                             for k, p in files.items()}
-    ours = Ours(args.binary, tokens_file, args.threads, files) if args.only != "llama" else None
+    # Ours runs the BF16 file in its BF16 mode (cpu:bf16), the others exactly.
+    ours_files = {k: f"{p}@bf16" if k == "bf16" else p for k, p in files.items()}
+    ours = (Ours(args.binary, tokens_file, args.threads, ours_files)
+            if args.only != "llama" else None)
 
     times = {}  # (engine, file, mode, n) -> [s]
     cases = [(f, m, n) for n in lengths for f in files for m in modes]
@@ -306,7 +323,7 @@ def main():
                 print(f"| {f.upper()} | {n} | {name} | {p:.3f} | {d:.3f} | {g / d:.1f} | "
                       f"{med_i((eng, f, m, n), 2):.3f} |")
     if ours is not None:
-        print("\nfocal-eval log-prob sums (F32 vs Q4_1 files should agree closely): " +
+        print("\nfocal-eval log-prob sums (the files should agree closely): " +
               ", ".join(f"{f} {m} {n}: {ours.sums[(f, m, n)]:.4f}" for f, m, n in cases
                         if m != "decode"))
     print("\nall timings (s):")

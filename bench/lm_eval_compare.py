@@ -5,8 +5,9 @@ Runs, one after the other on this machine, zero-shot tasks (default: arc_easy, a
 hellaswag, piqa, boolq, lambada_openai, lambada_standard) on one model (default: the default
 model, SmolLM2-135M-Instruct Q4_1 GGUF; any HF directory or .gguf file, e.g. the stories260K the build converts into
 build/testdata/stories260K) with
-  1. focal-eval run (CPU backend, --threads N), and
-  2. lm-eval 0.4.13 (HF backend, fp32, CPU, torch threads N, --batch-size B), through lm-eval's
+  1. focal-eval run (CPU backend, --threads N, --precision fp32 or bf16), and
+  2. lm-eval 0.4.13 (HF backend, CPU, torch threads N, --batch-size B; float32, or each dtype
+     of --lm-eval-dtypes in turn, e.g. float32,bfloat16), through lm-eval's
      own installed task configs with only the data source replaced by the loaders of
      tests/reference/lm_eval_parity_reference.py (the same ../shared/data files; transformers
      loads a GGUF itself, dequantized to float32),
@@ -22,7 +23,8 @@ Needs: a built focal-eval (cmake --build build --target focal-eval) and a python
 Usage: python3 bench/lm_eval_compare.py [--model PATH] [--tasks T,...] [--limit N] [--threads N]
                                         [--batch-size B] [--python PY] [--skip-lm-eval]
                                         [--data-layout shared|fetched] [--data-root DIR]
-                                        [--docs A:B] [--keep DIR]
+                                        [--docs A:B] [--keep DIR] [--precision fp32|bf16]
+                                        [--lm-eval-dtypes float32,bfloat16]
 """
 import argparse
 import bz2
@@ -85,9 +87,10 @@ def default_model():
     return os.path.join(cache, "models", "smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-def run_focal(tasks, model, data_root, work, limit, threads):
+def run_focal(tasks, model, data_root, work, limit, threads, precision):
     cmd = [os.path.join(REPO, "build", "harness", "focal-eval"), "run", "--no-progress",
            "--model", model, "--device", "cpu", "--threads", str(threads),
+           "--precision", precision,
            "--tasks", ",".join(tasks), "--out", os.path.join(work, "focal.json"),
            "--samples", os.path.join(work, "focal_samples.jsonl"),
            "--cache-dir", os.path.join(work, "focal-cache")]
@@ -112,7 +115,7 @@ def run_focal(tasks, model, data_root, work, limit, threads):
 
 LM_EVAL_SNIPPET = r"""
 import json, sys, time
-tasks, limit, bs, threads, model_path, ref_dir, shared, out, layout = json.loads(sys.argv[1])
+tasks, limit, bs, threads, model_path, ref_dir, shared, out, layout, dtype = json.loads(sys.argv[1])
 sys.path.insert(0, ref_dir)
 import lm_eval_parity_reference as ref  # sets the offline env vars before importing lm-eval
 ref.FILES, ref.READERS = ref.LAYOUTS[layout]
@@ -120,7 +123,9 @@ import lm_eval, torch
 from lm_eval.tasks import TaskManager
 torch.set_num_threads(threads)
 t0 = time.monotonic()
-model, tok = ref.load_model(model_path)
+model, tok = ref.load_model(model_path)  # float32
+if dtype != "float32":
+    model = model.to(getattr(torch, dtype))
 lm = ref.RecordingHFLM(pretrained=model, tokenizer=tok, batch_size=bs)
 tm = TaskManager()
 specs, _ = ref.task_specs(tm, tasks, shared)
@@ -152,13 +157,13 @@ json.dump({"load": t1 - t0, "evaluate": t2 - t1, "after": time.monotonic() - t2,
 """
 
 
-def run_lm_eval(tasks, model, data_root, work, limit, batch_size, threads, python):
+def run_lm_eval(tasks, model, data_root, work, limit, batch_size, threads, python, dtype):
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
-    out = os.path.join(work, "lm_eval.json")
+    out = os.path.join(work, f"lm_eval_{dtype}.json")
     args = json.dumps([tasks, limit, batch_size, threads, model,
-                       os.path.join(REPO, "tests", "reference"), data_root, out, LAYOUT])
+                       os.path.join(REPO, "tests", "reference"), data_root, out, LAYOUT, dtype])
     t0 = time.monotonic()
-    log = os.path.join(work, "lm_eval.log")
+    log = os.path.join(work, f"lm_eval_{dtype}.log")
     with open(log, "w") as f:
         rc = subprocess.run([python, "-c", LM_EVAL_SNIPPET, args], env=env, stdout=f,
                             stderr=subprocess.STDOUT).returncode
@@ -234,6 +239,10 @@ def main():
     ap.add_argument("--docs", metavar="A:B", help="only documents A..B-1 of each task")
     ap.add_argument("--keep", metavar="DIR", help="keep both tools' outputs (per-document "
                     "samples, results, logs) in DIR instead of a temporary folder")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="focal-eval's --precision")
+    ap.add_argument("--lm-eval-dtypes", default="float32",
+                    help="lm-eval runs, one per torch dtype, in this order (float32,bfloat16)")
     a = ap.parse_args()
     global DATA_FILES, LAYOUT
     LAYOUT = a.data_layout
@@ -253,32 +262,35 @@ def main():
     with contextlib.nullcontext(a.keep) if a.keep else tempfile.TemporaryDirectory() as work:
         data_root = slice_data(tasks, a.data_root, work, first, end) if a.docs else a.data_root
         f_wall, requests, f_metrics, f_model, f_docs = run_focal(tasks, a.model, data_root, work,
-                                                                 a.limit, a.threads)
-        if not a.skip_lm_eval:
-            l_wall, l_load, l_eval, l_metrics, l_docs, l_retok = run_lm_eval(
-                tasks, a.model, data_root, work, a.limit, a.batch_size, a.threads, a.python)
+                                                                 a.limit, a.threads, a.precision)
+        runs = {}  # dtype -> (wall, load, evaluate, metrics, docs, retokenized)
+        for dtype in ([] if a.skip_lm_eval else a.lm_eval_dtypes.split(",")):
+            runs[dtype] = run_lm_eval(tasks, a.model, data_root, work, a.limit, a.batch_size,
+                                      a.threads, a.python, dtype)
     scope = f"documents {first}..{end - 1}" if a.docs else (
         f"limit {a.limit}" if a.limit else "full splits")
     print(f"{os.path.basename(os.path.normpath(a.model))}: {requests} loglikelihood requests, "
           f"{scope}, {a.threads} threads, {os.cpu_count()} cores\n")
     print("| tool | wall s | requests/s | speed-up |")
     print("|---|---:|---:|---:|")
-    if a.skip_lm_eval:
-        print(f"| focal-eval run (CPU) | {f_wall:.1f} | {requests / f_wall:.0f} | |")
-    else:
-        print(f"| focal-eval run (CPU) | {f_wall:.1f} | {requests / f_wall:.0f} | "
-              f"{l_wall / f_wall:.1f}x |")
-        print(f"| lm-eval 0.4.13 (HF, CPU, batch {a.batch_size}) | {l_wall:.1f} (model load "
-              f"{l_load:.1f}, evaluate {l_eval:.1f}) | {requests / l_wall:.0f} | 1.0x |")
-    print("\n| task | metric | focal-eval | lm-eval |")
-    print("|---|---|---:|---:|")
+    # Speed-ups are over each lm-eval run; the focal-eval row shows the first's.
+    first_wall = next(iter(runs.values()))[0] if runs else None
+    print(f"| focal-eval run (CPU, {a.precision}) | {f_wall:.1f} | {requests / f_wall:.0f} | "
+          + (f"{first_wall / f_wall:.1f}x |" if runs else "|"))
+    for dtype, (l_wall, l_load, l_eval, *_) in runs.items():
+        print(f"| lm-eval 0.4.13 (HF, CPU, {dtype}, batch {a.batch_size}) | {l_wall:.1f} "
+              f"(model load {l_load:.1f}, evaluate {l_eval:.1f}) | {requests / l_wall:.0f} | "
+              f"focal-eval {l_wall / f_wall:.1f}x faster |")
+    print("\n| task | metric | focal-eval | " + " | ".join(f"lm-eval {d}" for d in runs) + " |")
+    print("|---|---|---:|" + "---:|" * len(runs))
     for t in tasks:
         m = HEADLINE[t]
-        theirs = "" if a.skip_lm_eval else f"{l_metrics[t][m]:.4f}"
-        print(f"| {t} | {m} | {f_metrics[t][m]:.4f} | {theirs} |")
-    if not a.skip_lm_eval:
-        absolute, per_token = parity_tolerance()
-        print("\n| task | documents | same acc (and acc_norm) | max abs loglikelihood diff "
+        print(f"| {t} | {m} | {f_metrics[t][m]:.4f} | "
+              + " | ".join(f"{r[3][t][m]:.4f}" for r in runs.values()) + " |")
+    absolute, per_token = parity_tolerance()
+    for dtype, (_, _, _, _, l_docs, l_retok) in runs.items():
+        print(f"\nfocal-eval ({a.precision}) beside lm-eval ({dtype}):\n")
+        print("| task | documents | same acc (and acc_norm) | max abs loglikelihood diff "
               f"(document) | documents over {absolute:g} | over {absolute:g} + {per_token:g}/token "
               "| tokenized otherwise by transformers "
               "| right by the headline metric (focal-eval / lm-eval) |")
