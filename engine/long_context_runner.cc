@@ -279,7 +279,10 @@ std::string ScoreJobs(const std::vector<Job>& jobs, const GenerationCache& cache
       d.requests_sha256 = Sha256Hex(absl::StrCat(d.requests_sha256, RequestKey(j.request)));
     }
     JsonObjectWriter line;
-    line.String("model", run.model_path()).String("variant", run.variant()).String("task", s.task);
+    line.String("model", run.model_path())
+        .String("variant", run.variant())
+        .String("backend", run.backend())
+        .String("task", s.task);
     line.Int("length", s.length).Int("index", s.index);
     if (j.depth >= 0) line.ShortDouble("gold_depth", j.depth);
     line.String("prompt_sha256", j.prompt_sha256)

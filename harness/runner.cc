@@ -239,8 +239,10 @@ std::string SampleLine(const LoadedModel& lm, const TaskData& td, size_t di,
     greedy.push_back(rs[k].is_greedy);
   }
   JsonObjectWriter line;
+  // The backend tells a model's BF16 run from its exact run in one compare.
   line.String("model", lm.dir)
       .String("variant", lm.model->config().Variant())
+      .String("backend", lm.run != nullptr ? lm.run->backend() : "")
       .String("task", task.name())
       .String("doc_id", td.docs[di].id)
       .Int("doc_index", td.docs[di].index)

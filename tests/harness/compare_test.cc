@@ -229,6 +229,10 @@ TEST(CompareTest, ModelBesideItselfInBf16) {
   EXPECT_EQ(rep.agreement(0).focal_variant(), "base, cpu:bf16");
   EXPECT_GT(rep.agreement(0).mean_kl(), 0);     // the mode changes something...
   EXPECT_LT(rep.agreement(0).mean_kl(), 0.05);  // ...but far less than the retrofit
+  // Each sample line names its backend: the two runs of one model stay apart.
+  const std::string samples = testing::ReadFileOrDie(dir + "/samples.jsonl");
+  EXPECT_THAT(samples, HasSubstr(R"("variant": "base", "backend": "cpu", )"));
+  EXPECT_THAT(samples, HasSubstr(R"("variant": "base", "backend": "cpu:bf16", )"));
   // A precision the device string contradicts is refused.
   EXPECT_EQ(RunCli("compare --tasks piqa --limit 2 --device cpu:fp32 --focal default@bf16 --out " +
                        testing::MakeTempDir("bad"),
