@@ -6,7 +6,7 @@
 // position) and single-sequence greedy decode steps after a 512-token
 // prompt, loaded once per mode. Medians over --repeats. The peak memory of
 // each mode is a separate process's (`/usr/bin/time -v focal-eval ...`;
-// bench/README.md).
+// docs/benchmarks.md).
 // Usage: bf16_bench [--model PATH] [--threads N] [--repeats R] [--gemm-only]
 #include <chrono>
 #include <cstdio>

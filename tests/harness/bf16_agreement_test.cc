@@ -2,12 +2,14 @@
 // What --precision bf16 changes, bounded: the default model (SmolLM2-135M,
 // Q4_1 GGUF) on the first 40 documents of each fetched short task, scored
 // exact (fp32) and in the BF16 mode. The bounds are numbers, set from a
-// measured run with room to spare (docs/benchmarks.md has the full-split
-// figures): the chosen answer (the highest loglikelihood) agrees on at least
+// measured run with room to spare (docs/benchmarks.md has figures on more
+// documents): the chosen answer (the highest loglikelihood) agrees on at least
 // 97% of documents over all tasks, no choice's loglikelihood (a sum over its
 // tokens) moves by more than 0.75 nats and the mean move stays under 0.10
-// (measured on 2026-12-06: 99.17% of these 240 documents, 0.379 nats at
-// most, 0.051 on average; the two bounds on the moves are twice these).
+// (measured with the widened path of an AVX2 CPU: 99.17% of these 240
+// documents, 0.379 nats at most, 0.051 on average; with vdpbf16ps on
+// 2026-12-06: 100%, 0.271 and 0.049; the bounds on the moves are about
+// twice the widened path's).
 #include <cmath>
 #include <filesystem>
 #include <map>
