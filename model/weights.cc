@@ -157,8 +157,13 @@ absl::Status CheckWeightsFit(const TensorStore& store, kernels::Backend& backend
       if (d < 0 || __builtin_mul_overflow(numel, d, &numel)) return absl::OkStatus();
     }  // (LoadLlamaWeights refuses such a shape, naming it)
     const int64_t rows = t.shape.size() == 2 ? t.shape[0] : 1;
-    const int64_t bytes = backend.UploadBytes(dt, rows, rows > 0 ? numel / rows : 0);
+    int64_t bytes = backend.UploadBytes(dt, rows, rows > 0 ? numel / rows : 0);
     if (bytes < 0) return absl::OkStatus();  // the backend cannot say
+    if (t.data == nullptr && t.materialize && bytes == 0) {
+      // Dequantized on upload and used in place: the F32 copy is the new memory.
+      bytes = numel * static_cast<int64_t>(sizeof(float));
+      widened = widened || rows > 1;
+    }
     need += bytes;
     widened = widened || (rows > 1 && dt != kernels::DType::kF32 && bytes > numel * 2);
   }
@@ -173,7 +178,7 @@ absl::Status CheckWeightsFit(const TensorStore& store, kernels::Backend& backend
   return absl::ResourceExhaustedError(absl::StrCat(
       where, ": the weights need ", absl::StrFormat("%.2f GiB", need / gib), " of new memory on ",
       backend.name(), ", but ", absl::StrFormat("%.2f GiB", have / gib), " is available",
-      widened ? "; --precision bf16 keeps BF16/F16 weights at 2 bytes (BF16 ones in place)" : ""));
+      widened ? "; --precision bf16 keeps the matrices at 2 bytes (BF16 ones in place)" : ""));
 }
 
 absl::StatusOr<LlamaWeights> LoadLlamaWeights(const ModelConfig& c, const TensorStore& store,

@@ -160,5 +160,21 @@ TEST_F(Bf16ModeTest, WeightsThatWouldNotFitAreRefusedUpFront) {
   EXPECT_TRUE(f32.ok()) << f32.status();
 }
 
+TEST_F(Bf16ModeTest, QuantizedGgufCountsItsDequantizedCopies) {
+  // The exact mode keeps the default model's dequantized F32 matrices (about
+  // 540 MB), the BF16 mode their BF16 copies (about 270 MB); its norms are
+  // F32 in the file and used in place.
+  FOCAL_REQUIRE_FILE(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh");
+  SmallMemoryBackend exact(kernels::CpuPrecision::kF32, 400 << 20);
+  auto m = LanguageModel::Load(testing::DefaultModelGguf(), exact);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(m.status().message(), HasSubstr("SmolLM2-135M-Instruct.Q4_1.gguf: the weights need"));
+  EXPECT_THAT(m.status().message(), HasSubstr("--precision bf16 keeps the matrices at 2 bytes"));
+  SmallMemoryBackend bf16(kernels::CpuPrecision::kBf16, 400 << 20);
+  auto ok = LanguageModel::Load(testing::DefaultModelGguf(), bf16);
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
 }  // namespace
 }  // namespace focal::model
