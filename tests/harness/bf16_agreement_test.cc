@@ -32,22 +32,7 @@ constexpr double kMinAgreement = 0.97;
 constexpr double kMaxLoglikelihoodDiff = 0.75;
 constexpr double kMaxMeanLoglikelihoodDiff = 0.10;
 
-using DocLls = std::map<std::string, std::map<int64_t, std::vector<double>>>;
-
-DocLls ReadSamples(const std::string& path) {
-  DocLls out;
-  std::istringstream in(testing::ReadFileOrDie(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    absl::StatusOr<JsonValue> v = ParseJson(line, path);
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (!v.ok()) continue;
-    std::vector<double> lls;
-    for (const JsonValue& x : v->Find("loglikelihoods")->array()) lls.push_back(x.number());
-    out[v->Find("task")->string_value()][v->Find("doc_index")->integer()] = lls;
-  }
-  return out;
-}
+using DocLls = testing::SampleLls;
 
 size_t ArgMax(const std::vector<double>& v) {
   size_t best = 0;
@@ -81,7 +66,7 @@ TEST(Bf16AgreementTest, ChosenAnswersAndLoglikelihoodsStayClose) {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->models(0).backend(), p == 0 ? "cpu" : "cpu:bf16");
     EXPECT_EQ(r->config().data_warning(), "") << "not the fetched data";
-    lls[p] = ReadSamples(o.samples);
+    lls[p] = testing::SampleLoglikelihoods(o.samples);
   }
   ASSERT_EQ(lls[0].size(), 6u);
   int docs = 0, same = 0, choices = 0;

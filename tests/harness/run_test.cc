@@ -53,7 +53,7 @@ TEST(RunTest, BundledDefaultWritesResultsSamplesAndResumes) {
   EXPECT_GT(m.tokens_processed(), 0);
   EXPECT_EQ(m.cached_requests(), 0);
   EXPECT_EQ(res.config().tasks_size(), 8);
-  auto samples = Samples(dir + "/s.jsonl");
+  auto samples = testing::SampleLoglikelihoods(dir + "/s.jsonl");
   EXPECT_EQ(samples.size(), 8u);
   EXPECT_EQ(samples["piqa"].size(), 6u);
   EXPECT_EQ(samples["piqa"][0].size(), 2u);
@@ -78,9 +78,10 @@ TEST(RunTest, ShardsAndBatchSizeDoNotChangeScores) {
   ASSERT_EQ(RunCli(common + "--batch-tokens 1 --samples " + dir + "/b1.jsonl").code, 0);
   ASSERT_EQ(RunCli(common + "--shard 0/2 --samples " + dir + "/s0.jsonl").code, 0);
   ASSERT_EQ(RunCli(common + "--shard 1/2 --samples " + dir + "/s1.jsonl").code, 0);
-  auto all = Samples(dir + "/all.jsonl");
-  EXPECT_EQ(Samples(dir + "/b1.jsonl"), all);
-  auto s0 = Samples(dir + "/s0.jsonl"), s1 = Samples(dir + "/s1.jsonl");
+  auto all = testing::SampleLoglikelihoods(dir + "/all.jsonl");
+  EXPECT_EQ(testing::SampleLoglikelihoods(dir + "/b1.jsonl"), all);
+  auto s0 = testing::SampleLoglikelihoods(dir + "/s0.jsonl"),
+       s1 = testing::SampleLoglikelihoods(dir + "/s1.jsonl");
   for (auto& [task, docs] : all) {
     EXPECT_EQ(s0[task].size() + s1[task].size(), docs.size()) << task;
     for (auto& [i, lls] : docs) {

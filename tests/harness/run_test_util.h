@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "base/json.h"
@@ -45,23 +43,6 @@ inline reports::RunResults Load(const std::string& path) {
   auto r = reports::ResultsFromJson(testing::ReadFileOrDie(path), path);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : reports::RunResults();
-}
-
-// task -> doc index -> loglikelihoods, from a samples file.
-inline std::map<std::string, std::map<int64_t, std::vector<double>>> Samples(
-    const std::string& path) {
-  std::map<std::string, std::map<int64_t, std::vector<double>>> out;
-  std::istringstream in(testing::ReadFileOrDie(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    auto v = ParseJson(line, path);
-    EXPECT_TRUE(v.ok()) << v.status();
-    if (!v.ok()) continue;
-    std::vector<double> lls;
-    for (const JsonValue& x : v->Find("loglikelihoods")->array()) lls.push_back(x.number());
-    out[v->Find("task")->string_value()][v->Find("doc_index")->integer()] = lls;
-  }
-  return out;
 }
 
 }  // namespace focal

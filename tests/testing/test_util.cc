@@ -107,6 +107,16 @@ std::vector<JsonValue> ReadJsonLines(const std::string& path) {
   return out;
 }
 
+SampleLls SampleLoglikelihoods(const std::string& path) {
+  SampleLls out;
+  for (const JsonValue& v : ReadJsonLines(path)) {
+    std::vector<double> lls;
+    for (const JsonValue& x : v.Find("loglikelihoods")->array()) lls.push_back(x.number());
+    out[v.Find("task")->string_value()][v.Find("doc_index")->integer()] = lls;
+  }
+  return out;
+}
+
 std::vector<int32_t> JsonInts(const JsonValue& array) {
   std::vector<int32_t> out;
   for (const JsonValue& v : array.array()) out.push_back(static_cast<int32_t>(v.integer()));

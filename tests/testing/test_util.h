@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,10 @@ std::string ReadFileOrDie(const std::string& path);
 std::vector<JsonValue> ReadJsonLines(const std::string& path);
 // The integers of JSON array `array` (token ids in goldens).
 std::vector<int32_t> JsonInts(const JsonValue& array);
+
+// task -> doc index -> loglikelihoods, from a `--samples` file.
+using SampleLls = std::map<std::string, std::map<int64_t, std::vector<double>>>;
+SampleLls SampleLoglikelihoods(const std::string& path);
 // The tokenizer parity corpus: tests/testdata/tokenizer/corpus.jsonl (the
 // written hard strings), then random_corpus.jsonl (seeded fragments).
 std::vector<std::string> TokenizerCorpus();
