@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "datasets/helmet_internal.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/py_random.h"
 
 namespace focal::datasets {
 
@@ -65,6 +68,29 @@ absl::StatusOr<std::vector<CsvRow>> ParseCsv(absl::string_view text, absl::strin
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::string HelmetPassage(absl::string_view title, absl::string_view text) {
+  return absl::StrCat("Document (Title: ", title, "): ", text);
+}
+
+std::vector<std::string> HelmetTestKeys(std::vector<std::string> keys, uint64_t seed, int64_t n) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  PyRandom draw(seed);
+  std::vector<std::string> out;
+  for (int64_t k : draw.Sample(static_cast<int64_t>(keys.size()),
+                               std::min<int64_t>(n, static_cast<int64_t>(keys.size())))) {
+    out.push_back(keys[k]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<int64_t> PieceTokens(const GeneratorOptions& o, absl::string_view text,
+                                    int64_t bos) {
+  FOCAL_ASSIGN_OR_RETURN(int64_t n, o.count_tokens(text));
+  return n - bos;
 }
 
 }  // namespace focal::datasets

@@ -32,6 +32,7 @@
 #include "base/status_macros.h"
 #include "datasets/generator.h"
 #include "datasets/helmet.h"
+#include "datasets/helmet_internal.h"
 #include "datasets/long_context.h"
 #include "datasets/reader_util.h"
 #include "datasets/ruler_common.h"
@@ -43,8 +44,6 @@ using ruler::SampleSeed;
 using ruler::Shuffle;
 
 constexpr int64_t kKvMaxNewTokens = 100;
-constexpr int64_t kRagMaxNewTokens = 20;
-constexpr int64_t kHelmetRecallSamples = 100;  // HELMET's max_test_samples for recall and RAG
 
 // str(uuid.UUID(int=random.getrandbits(128), version=4)).
 std::string RandomUuid4(PyRandom& rng) {
@@ -72,93 +71,10 @@ std::string KvContext(const std::vector<std::pair<std::string, std::string>>& kv
   return out;
 }
 
-// The largest n in [lo, hi] with fits(n) (fits monotone, fits(lo) true).
-template <typename F>
-absl::StatusOr<int64_t> LargestFitting(int64_t lo, int64_t hi, F fits) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    FOCAL_ASSIGN_OR_RETURN(bool ok, fits(mid));
-    if (ok) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
-
-// The largest n in [lo, hi] whose prompt fits `budget`, where `count(n)` is
-// the exact token count of the prompt with n items (monotone; lo - 1 when
-// count(lo) does not fit)
-// and item_tokens(k) the k-th item's own count: an estimate from the summed
-// item counts, calibrated once by the exact count at that estimate (joins
-// merge or split a token or so per item), then galloping and bisection from
-// there. A 128K prompt costs a handful of exact counts.
-template <typename Count, typename Item>
-absl::StatusOr<int64_t> FitItems(int64_t lo, int64_t hi, int64_t budget, Count count,
-                                 Item item_tokens) {
-  FOCAL_ASSIGN_OR_RETURN(const int64_t base, count(lo));
-  if (base > budget) return lo - 1;  // not even `lo` items fit
-  auto estimate = [&](double bias) -> absl::StatusOr<int64_t> {
-    int64_t g = lo;
-    double used = static_cast<double>(base);
-    while (g < hi) {
-      FOCAL_ASSIGN_OR_RETURN(int64_t t, item_tokens(g));
-      if (used + static_cast<double>(t) + bias > static_cast<double>(budget)) break;
-      used += static_cast<double>(t) + bias;
-      ++g;
-    }
-    return g;
-  };
-  auto fits = [&](int64_t n) -> absl::StatusOr<bool> {
-    FOCAL_ASSIGN_OR_RETURN(int64_t t, count(n));
-    return t <= budget;
-  };
-  FOCAL_ASSIGN_OR_RETURN(int64_t g, estimate(0));
-  if (g > lo) {
-    FOCAL_ASSIGN_OR_RETURN(int64_t exact, count(g));
-    double summed = static_cast<double>(base);
-    for (int64_t k = lo; k < g; ++k) {
-      FOCAL_ASSIGN_OR_RETURN(int64_t t, item_tokens(k));
-      summed += static_cast<double>(t);
-    }
-    FOCAL_ASSIGN_OR_RETURN(
-        g, estimate((static_cast<double>(exact) - summed) / static_cast<double>(g - lo)));
-  }
-  FOCAL_ASSIGN_OR_RETURN(bool ok, fits(g));
-  int64_t step = 1;
-  if (ok) {  // gallop up, then bisect
-    while (g < hi) {
-      const int64_t next = std::min(hi, g + step);
-      FOCAL_ASSIGN_OR_RETURN(bool f, fits(next));
-      if (!f) return LargestFitting(g, next - 1, fits);
-      g = next;
-      step *= 2;
-    }
-    return g;
-  }
-  while (true) {  // gallop down, then bisect
-    const int64_t next = std::max(lo, g - step);
-    if (next == lo) return LargestFitting(lo, g - 1, fits);
-    FOCAL_ASSIGN_OR_RETURN(bool f, fits(next));
-    if (f) return LargestFitting(next, g - 1, fits);
-    g = next;
-    step *= 2;
-  }
-}
-
-// Tokens of `text` without the BOS the counter adds (a piece's share of a
-// joined prompt, up to merges at the joins).
-absl::StatusOr<int64_t> PieceTokens(const GeneratorOptions& o, absl::string_view text,
-                                    int64_t bos) {
-  FOCAL_ASSIGN_OR_RETURN(int64_t n, o.count_tokens(text));
-  return n - bos;
-}
-
 absl::StatusOr<std::vector<GenerationSample>> MakeJsonKv(const GeneratorRequest& req) {
   const GeneratorOptions& o = req.settings;
   const int64_t budget = req.length - kKvMaxNewTokens;
-  const int64_t n_samples = std::min<int64_t>(o.num_samples, kHelmetRecallSamples);
+  const int64_t n_samples = std::min<int64_t>(o.num_samples, kHelmetTestSamples);
   std::vector<GenerationSample> out;
   for (int64_t i = 0; i < n_samples; ++i) {
     PyRandom rng(SampleSeed(o.seed, req.task, i));
@@ -259,9 +175,7 @@ absl::StatusOr<std::vector<NqItem>> ReadNq(const std::string& path) {
   return out;
 }
 
-std::string Passage(const NqItem& it) {
-  return absl::StrCat("Document (Title: ", it.title, "): ", it.text);
-}
+std::string Passage(const NqItem& it) { return HelmetPassage(it.title, it.text); }
 
 absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& req) {
   const GeneratorOptions& o = req.settings;
@@ -275,17 +189,10 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   FOCAL_ASSIGN_OR_RETURN(std::vector<NqItem> items, ReadNq(f->second));
   // HELMET: random.seed(seed); keys = random.sample(sorted(set(q)), 100);
   // the items whose question is drawn, in file order.
-  std::vector<std::string> unique;
-  for (const NqItem& it : items) unique.push_back(it.question);
-  std::sort(unique.begin(), unique.end());
-  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
-  const int64_t n_draw =
-      std::min<int64_t>(kHelmetRecallSamples, static_cast<int64_t>(unique.size()));
-  PyRandom draw(o.seed);
-  std::vector<std::string> keys;
-  for (int64_t k : draw.Sample(static_cast<int64_t>(unique.size()), n_draw))
-    keys.push_back(unique[k]);
-  std::sort(keys.begin(), keys.end());
+  std::vector<std::string> questions;
+  for (const NqItem& it : items) questions.push_back(it.question);
+  const std::vector<std::string> keys = HelmetTestKeys(questions, o.seed);
+  const int64_t n_draw = static_cast<int64_t>(keys.size());
   std::vector<size_t> test, pool;  // pool: the other questions (demonstrations, distractors)
   for (size_t i = 0; i < items.size(); ++i) {
     (std::binary_search(keys.begin(), keys.end(), items[i].question) ? test : pool).push_back(i);
@@ -298,10 +205,8 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
   }
   const int64_t n_samples = std::min<int64_t>(o.num_samples, static_cast<int64_t>(test.size()));
   const double depth = req.gold_depth < 0 ? 0.5 : req.gold_depth;
-  const int64_t budget = req.length - kRagMaxNewTokens;
-  const std::string instruction =
-      "Use the given documents to write a concise and short answer to the question. Write your "
-      "answer in the following format:\nAnswer: [answer]\n\n";
+  const int64_t budget = req.length - kHelmetRagMaxNewTokens;
+  const std::string instruction(kHelmetRagInstruction);
   FOCAL_ASSIGN_OR_RETURN(const int64_t bos, o.count_tokens(""));
   std::vector<int64_t> passage_tokens(items.size(), -1);  // per passage, counted once
   std::vector<GenerationSample> out;
@@ -364,7 +269,7 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagNq(const GeneratorRequest& 
     if (!input.ok()) return Annotate(input.status(), absl::StrCat(req.task, " sample ", si));
     s.input = *std::move(input);
     s.outputs = item.answers;
-    s.max_new_tokens = kRagMaxNewTokens;  // no stop: HELMET scores the whole output
+    s.max_new_tokens = kHelmetRagMaxNewTokens;  // no stop: HELMET scores the whole output
     out.push_back(std::move(s));
   }
   return out;

@@ -21,6 +21,7 @@
 #include "base/py_random.h"
 #include "base/status_macros.h"
 #include "datasets/generator.h"
+#include "datasets/hotpotqa_pool.h"
 #include "datasets/reader_util.h"
 
 namespace focal::datasets {
@@ -38,106 +39,13 @@ constexpr absl::string_view kInstruction =
     "Answer the question based on the given passages. Only give me the answer and do not "
     "output any other words.";
 
-struct Paragraph {
-  std::string title;
-  std::string text;        // "".join(sentences)
-  int64_t unique_id = -1;  // index into the deduplicated pool
-};
-
-struct Question {
-  std::string id;
-  std::string type;  // "bridge" / "comparison" when the record has it
-  std::string question;
-  std::string answer;
-  std::vector<int64_t> gold;     // paragraph indices (global), context order
-  std::vector<int64_t> own;      // the record's non-gold paragraphs, context order
-  std::set<std::string> titles;  // every title of the record's context
-};
-
-struct Pool {
-  std::vector<Paragraph> paragraphs;  // every context paragraph, file order
-  std::vector<int64_t> unique;        // first paragraph of each (title, text)
-  std::vector<Question> questions;    // usable ones, file order
-  int64_t skipped_missing_gold = 0;
-};
-
-absl::Status ContextError(const JsonRecord& r, size_t k) {
-  return r.FieldError(absl::StrCat("context[", k, "]"),
-                      "must be a [title, [sentence, ...]] pair of a string and strings");
-}
-
-absl::StatusOr<Pool> ReadPool(absl::string_view path) {
-  // jsonl, or the original release's one JSON array (RULER's hotpotqa.json).
-  FOCAL_ASSIGN_OR_RETURN(std::vector<JsonRecord> records, ReadJsonRecords(path));
-  Pool pool;
-  std::map<std::pair<std::string, std::string>, int64_t> unique_ids;
-  for (const JsonRecord& r : records) {
-    Question q;
-    FOCAL_ASSIGN_OR_RETURN(q.id, r.String("_id"));
-    FOCAL_ASSIGN_OR_RETURN(q.question, r.String("question"));
-    FOCAL_ASSIGN_OR_RETURN(q.answer, r.String("answer"));
-    if (const JsonValue* type = r.Find("type"); type != nullptr && type->is_string()) {
-      q.type = type->string_value();
-    }
-    FOCAL_ASSIGN_OR_RETURN(const JsonValue* facts, r.Get("supporting_facts"));
-    if (!facts->is_array()) return r.FieldError("supporting_facts", "must be an array");
-    std::set<std::string> gold_titles;
-    for (size_t k = 0; k < facts->array().size(); ++k) {
-      const JsonValue& f = facts->array()[k];
-      if (!f.is_array() || f.array().size() != 2 || !f.array()[0].is_string() ||
-          !f.array()[1].is_integer()) {
-        return r.FieldError(absl::StrCat("supporting_facts[", k, "]"),
-                            "must be a [title, sentence index] pair");
-      }
-      gold_titles.insert(f.array()[0].string_value());
-    }
-    FOCAL_ASSIGN_OR_RETURN(const JsonValue* context, r.Get("context"));
-    if (!context->is_array()) return r.FieldError("context", "must be an array");
-    std::set<std::string> found;
-    for (size_t k = 0; k < context->array().size(); ++k) {
-      const JsonValue& c = context->array()[k];
-      if (!c.is_array() || c.array().size() != 2 || !c.array()[0].is_string() ||
-          !c.array()[1].is_array()) {
-        return ContextError(r, k);
-      }
-      Paragraph p;
-      p.title = c.array()[0].string_value();
-      for (const JsonValue& s : c.array()[1].array()) {
-        if (!s.is_string()) return ContextError(r, k);
-        p.text += s.string_value();
-      }
-      std::pair<std::string, std::string> key(p.title, p.text);
-      auto [it, inserted] =
-          unique_ids.try_emplace(std::move(key), static_cast<int64_t>(pool.unique.size()));
-      const int64_t index = static_cast<int64_t>(pool.paragraphs.size());
-      if (inserted) pool.unique.push_back(index);
-      p.unique_id = it->second;
-      q.titles.insert(p.title);
-      if (gold_titles.count(p.title)) {
-        q.gold.push_back(index);
-        found.insert(p.title);
-      } else {
-        q.own.push_back(index);
-      }
-      pool.paragraphs.push_back(std::move(p));
-    }
-    // A question whose supporting paragraphs are not all in its context cannot
-    // be answered from it: skipped (and counted), never padded with a guess.
-    if (gold_titles.empty() || found.size() != gold_titles.size()) {
-      ++pool.skipped_missing_gold;
-      continue;
-    }
-    pool.questions.push_back(std::move(q));
-  }
-  return pool;
-}
-
 // Builds one sample: the distractor sequence in fill order and the prompt
 // for a chosen subset of it (positions in fill order).
 class SampleBuilder {
  public:
-  SampleBuilder(const Pool& pool, const Question& q, const GeneratorOptions& options,
-                uint32_t order_seed, uint32_t layout_seed, std::vector<int64_t>* cost_cache)
+  SampleBuilder(const HotpotQaPool& pool, const HotpotQaQuestion& q,
+                const GeneratorOptions& options, uint32_t order_seed, uint32_t layout_seed,
+                std::vector<int64_t>* cost_cache)
       : pool_(pool), q_(q), options_(options), layout_rng_(layout_seed), cost_cache_(cost_cache) {
     // Other records' paragraphs: the deduplicated pool in a seeded order
     // (random.shuffle), minus any whose title is in this record's context
@@ -149,7 +57,7 @@ class SampleBuilder {
       std::swap(order[i], order[rng.RandBelow(i + 1)]);
     }
     for (int64_t u : order) {
-      const Paragraph& p = pool.paragraphs[pool.unique[u]];
+      const HotpotQaParagraph& p = pool.paragraphs[pool.unique[u]];
       if (!q.titles.count(p.title)) others_.push_back(pool.unique[u]);
     }
   }
@@ -195,7 +103,7 @@ class SampleBuilder {
     for (size_t i = 0; i < passages.size(); ++i) {
       if (i > 0) context += "\n";
       if (i == static_cast<size_t>(gold_start_)) gold_char_ = static_cast<int64_t>(context.size());
-      const Paragraph& p = pool_.paragraphs[passages[i]];
+      const HotpotQaParagraph& p = pool_.paragraphs[passages[i]];
       context += RenderHotpotQaPassage(static_cast<int64_t>(i) + 1, p.title, p.text);
     }
     context_chars_ = static_cast<int64_t>(context.size());
@@ -218,7 +126,7 @@ class SampleBuilder {
 
   // Approximate tokens distractor j adds (its passage counted alone).
   absl::StatusOr<int64_t> Cost(int64_t j, int64_t empty_count) {
-    const Paragraph& p = pool_.paragraphs[Candidate(j)];
+    const HotpotQaParagraph& p = pool_.paragraphs[Candidate(j)];
     int64_t& cached = (*cost_cache_)[p.unique_id];
     if (cached >= 0) return cached;
     FOCAL_ASSIGN_OR_RETURN(
@@ -233,8 +141,8 @@ class SampleBuilder {
   int64_t others() const { return static_cast<int64_t>(others_.size()); }
 
  private:
-  const Pool& pool_;
-  const Question& q_;
+  const HotpotQaPool& pool_;
+  const HotpotQaQuestion& q_;
   const GeneratorOptions& options_;
   std::vector<int64_t> others_;
   PyRandom layout_rng_;
@@ -279,7 +187,7 @@ absl::StatusOr<std::vector<GenerationSample>> MakeHotpotQaLongSamples(
   if (options.hotpotqa.empty()) {
     return absl::InvalidArgumentError("hotpotqa_long: no HotpotQA file given");
   }
-  FOCAL_ASSIGN_OR_RETURN(const Pool pool, ReadPool(options.hotpotqa));
+  FOCAL_ASSIGN_OR_RETURN(const HotpotQaPool pool, ReadHotpotQaPool(options.hotpotqa));
   if (pool.questions.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         options.hotpotqa, ": no record has all its supporting-fact paragraphs in its context (",
@@ -295,7 +203,7 @@ absl::StatusOr<std::vector<GenerationSample>> MakeHotpotQaLongSamples(
   std::vector<GenerationSample> samples;
   samples.reserve(num);
   for (int64_t i = 0; i < num; ++i) {
-    const Question& q = pool.questions[i];
+    const HotpotQaQuestion& q = pool.questions[i];
     const uint32_t order_seed = master.NextU32();  // random.getrandbits(32)
     const uint32_t layout_seed = master.NextU32();
     SampleBuilder b(pool, q, options, order_seed, layout_seed, &cost_cache);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/asset_root.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "datasets/generator.h"
@@ -133,6 +134,7 @@ constexpr TaskCase kTasks[] = {
     {"helmet_icl_nlu", "helmet_icl", "nlu", "helmet_icl_exact_match"},
     {"helmet_json_kv", "helmet_json_kv", "", "helmet_kv_substring_match"},
     {"helmet_rag_nq", "helmet_rag_nq", "", "helmet_rag_substring_match"},
+    {"helmet_rag_hotpotqa", "helmet_rag_hotpotqa", "", "helmet_rag_substring_match"},
 };
 
 absl::StatusOr<std::vector<GenerationSample>> Make(const TaskCase& c, int64_t length,
@@ -150,6 +152,10 @@ absl::StatusOr<std::vector<GenerationSample>> Make(const TaskCase& c, int64_t le
     req.gold_depth = 0.5;
     req.files["nq"] = testing::SharedPath("data/helmet/lost-in-the-middle/nq-open-oracle.jsonl.gz");
   }
+  if (std::string(c.generator) == "helmet_rag_hotpotqa") {  // the fetched HotpotQA dev
+    req.gold_depth = 0.5;
+    req.files["hotpotqa"] = DataCacheDir() + "/ruler/hotpotqa.json";
+  }
   return FindGenerator(c.generator)->make(req);
 }
 
@@ -159,6 +165,7 @@ TEST(HelmetTasksTest, PromptsFitAreStableAndScoreGoldAsFull) {
   FOCAL_REQUIRE_FILE(testing::SharedPath("models/llama2-tokenizer/tokenizer.model"),
                      "../shared beside the source tree");
   FOCAL_REQUIRE_FILE(testing::DefaultModelGguf(), "scripts/fetch_default_model.sh");
+  FOCAL_REQUIRE_FILE(DataCacheDir() + "/ruler/hotpotqa.json", "scripts/fetch_data.sh");
   ASSERT_EQ(Tokenizers().size(), 2u) << "a tokenizer did not load";
   const int64_t kLengths[] = {4096, 8192};
   for (const Tok& t : Tokenizers()) {

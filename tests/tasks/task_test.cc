@@ -164,7 +164,7 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
   EXPECT_EQ(all,
             (std::vector<std::string>{"arc_challenge", "arc_easy", "boolq", "hellaswag",
                                       "lambada_openai", "lambada_standard", "piqa", "winogrande"}));
-  EXPECT_EQ(reg->TaskNames().size(), 8u + 13u + 1u + 10u);
+  EXPECT_EQ(reg->TaskNames().size(), 8u + 13u + 1u + 11u);
   // Groups list RULER's tasks in RULER's order (the specs' `order`).
   const std::vector<std::string> ruler = reg->Groups().at("ruler");
   ASSERT_EQ(ruler.size(), 13u);
@@ -176,7 +176,9 @@ TEST(TaskRegistryTest, BundledSpecsAndGroups) {
       reg->Groups().at("helmet_icl"),
       (std::vector<std::string>{"helmet_icl_trec_coarse", "helmet_icl_trec_fine",
                                 "helmet_icl_banking77", "helmet_icl_clinc150", "helmet_icl_nlu"}));
-  EXPECT_EQ(reg->Groups().at("helmet").size(), 10u);
+  EXPECT_EQ(reg->Groups().at("helmet").size(), 11u);
+  EXPECT_EQ(reg->Groups().at("helmet_rag"),
+            (std::vector<std::string>{"helmet_rag_nq", "helmet_rag_hotpotqa"}));
   EXPECT_EQ(reg->Groups().at("helmet_recall"),
             (std::vector<std::string>{"helmet_json_kv", "helmet_ruler_niah_mk_2",
                                       "helmet_ruler_niah_mk_3", "helmet_ruler_niah_mv"}));
