@@ -28,7 +28,9 @@ struct GenerationRequest {
 struct GenerationResult {
   std::vector<int32_t> tokens;  // generated ids (a stop id is not included)
   std::string text;             // decoded, cut at a stop string
-  std::string finish;           // "length", "eos" or "stop"
+  // "length", "eos", "stop", or "context": the model's max_position_embeddings
+  // reached before max_new_tokens (without length extrapolation).
+  std::string finish;
 };
 
 struct GenerationOptions {

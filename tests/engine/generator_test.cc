@@ -90,6 +90,33 @@ TEST_F(GeneratorTest, StopStringsAndEos) {
   EXPECT_EQ((*eos)[1].text, "");
 }
 
+// A prompt near max_position_embeddings (RULER's fwe builds such prompts at
+// the model's own length): generation stops when the next token has no
+// position left, finish "context", with exactly the tokens single-sequence
+// Generate gives; the short prompts batched beside it are untouched.
+TEST_F(GeneratorTest, StopsWhereTheModelsPositionsEnd) {
+  const int64_t max_pos = model_->transformer().config().max_position_embeddings;
+  auto reqs = Requests(40);
+  std::vector<int32_t> long_prompt = reqs[3].prompt;
+  while (static_cast<int64_t>(long_prompt.size()) < max_pos - 12) {
+    long_prompt.push_back(reqs[3].prompt[1 + long_prompt.size() % (reqs[3].prompt.size() - 1)]);
+  }
+  reqs[1].prompt = long_prompt;  // 12 positions left: 13 tokens fit
+  GenerationOptions o;
+  o.max_batch = 4;
+  auto got = GenerateGreedy(model_->transformer(), *model_->tokenizer(), reqs, o);
+  ASSERT_TRUE(got.ok()) << got.status();
+  auto ref = model_->transformer().Generate(long_prompt, 40, {});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_EQ((*got)[1].finish, "context");
+  EXPECT_EQ((*got)[1].tokens.size(), 13u);
+  EXPECT_EQ((*got)[1].tokens, *ref);
+  for (size_t i : {0, 2, 3}) {
+    EXPECT_EQ((*got)[i].finish, "length");
+    EXPECT_EQ((*got)[i].tokens.size(), 40u);
+  }
+}
+
 TEST_F(GeneratorTest, EmptyPromptIsNamed) {
   auto reqs = Requests(3);
   reqs[2].prompt.clear();
