@@ -17,7 +17,7 @@
 //    distractors first (HotpotQA's bigram TF-IDF retrievals, the nearest
 //    thing here to HELMET's retrieved passages), then other questions'
 //    paragraphs in a seeded order (none titled like one of the question's
-//    own). As many whole passages as fit (length - 20) tokens; the chosen
+//    own or a demonstration's). As many whole passages as fit (length - 20) tokens; the chosen
 //    ones are laid out by seeded random keys drawn per fill position, so a
 //    longer context keeps a shorter one's relative order;
 //  * HELMET's RAG prompt, passages "Document (Title: t): text" (text =
@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,9 +64,8 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagHotpotQa(const GeneratorReq
   if (f == req.files.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat(req.task,
-                     " needs HotpotQA dev ('ruler/hotpotqa.json', fetched by "
-                     "scripts/fetch_data.sh, or --data ",
-                     req.task, "=FILE)"));
+                     " needs HotpotQA dev: 'ruler/hotpotqa.json', fetched by scripts/fetch_data.sh "
+                     "(or --data-dir DIR holding hotpotqa/hotpot_dev_distractor_500.jsonl)"));
   }
   FOCAL_ASSIGN_OR_RETURN(const HotpotQaPool pool, ReadHotpotQaPool(f->second));
   std::vector<std::string> ids;
@@ -76,10 +76,13 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagHotpotQa(const GeneratorReq
     (std::binary_search(keys.begin(), keys.end(), pool.questions[i].id) ? test : others)
         .push_back(i);
   }
+  // HELMET draws up to 100 test questions; the demonstrations need 2 more.
   if (others.size() < kDemos || test.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        f->second, ": ", pool.questions.size(), " questions with their supporting paragraphs (",
-        pool.skipped_missing_gold, " without); ", req.task, " needs at least ", kDemos + 1));
+    return absl::InvalidArgumentError(
+        absl::StrCat(f->second, ": ", pool.questions.size(),
+                     " questions with their supporting paragraphs (", pool.skipped_missing_gold,
+                     " without); ", req.task, " needs at least ", kHelmetTestSamples + kDemos, " (",
+                     kHelmetTestSamples, " drawn for the test, ", kDemos, " demonstrations)"));
   }
   const int64_t n_samples = std::min<int64_t>(o.num_samples, static_cast<int64_t>(test.size()));
   const double depth = req.gold_depth < 0 ? 0.5 : req.gold_depth;
@@ -93,18 +96,21 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagHotpotQa(const GeneratorReq
     const std::vector<int64_t> perm =
         NumpyPermutation(HelmetItemSeed(q.id, 0), static_cast<int64_t>(others.size()));
     std::string demos;
+    std::set<std::string> shown = q.titles;  // never a second copy of a title in the prompt
     for (int d = 0; d < kDemos; ++d) {
       const HotpotQaQuestion& demo = pool.questions[others[perm[d]]];
       std::vector<int64_t> docs = demo.gold;
       if (!demo.own.empty()) docs.push_back(demo.own[0]);
+      for (int64_t p : docs) shown.insert(pool.paragraphs[p].title);
       absl::StrAppend(&demos, Passages(pool, docs), "\n\nQuestion: ", demo.question,
                       "\nAnswer: ", demo.answer, "\n\n");
     }
-    // Fill order: own distractors, then other questions' paragraphs.
+    // Fill order: own distractors, then other questions' paragraphs (none
+    // titled like the question's own or a demonstration's).
     PyRandom rng(ruler::SampleSeed(o.seed, req.task, si));
     std::vector<int64_t> other_paragraphs;
     for (int64_t u : pool.unique) {
-      if (!q.titles.count(pool.paragraphs[u].title)) other_paragraphs.push_back(u);
+      if (!shown.count(pool.paragraphs[u].title)) other_paragraphs.push_back(u);
     }
     ruler::Shuffle(rng, other_paragraphs);
     std::vector<int64_t> fill = q.own;

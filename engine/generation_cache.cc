@@ -31,7 +31,10 @@ const CachedGeneration* GenerationCache::Find(const std::string& k) const {
 
 absl::Status GenerationCache::Add(const std::string& k, const CachedGeneration& g) {
   map_[k] = g;
-  if (!log_.has_value()) return absl::OkStatus();
+  // A generation cut by the model's positions depends on
+  // --allow-length-extrapolation, which the key does not hold: kept for this
+  // run, not logged, so a resumed run generates it again under its own flag.
+  if (!log_.has_value() || g.finish == "context") return absl::OkStatus();
   return log_->Append(JsonObjectWriter(/*compact=*/true)
                           .String("k", k)
                           .String("text", g.text)

@@ -31,7 +31,7 @@ std::string Id(int i) { return absl::StrFormat("q%03d", i); }
 // "G<i>b" (supporting facts), own distractors "D<i>-0".."D<i>-7".
 std::string WriteHotpotQa(const std::string& dir) {
   std::string jsonl;
-  for (int i = 0; i < kRecords; ++i) {
+  for (int i = kRecords - 1; i >= 0; --i) {  // descending: file order is not sorted order
     std::string context;
     auto para = [&](const std::string& title) {
       absl::StrAppend(&context, context.empty() ? "" : ", ", "[\"", title, "\", [\"Text of ", title,
@@ -87,7 +87,7 @@ TEST(HelmetRagHotpotQaTest, BuildsHelmetsPromptFromTheQuestionsOwnParagraphs) {
   std::vector<std::string> ids;
   for (const GenerationSample& s : *samples) ids.push_back(s.meta.at("id"));
   for (const std::string& id : left_out) EXPECT_THAT(ids, ::testing::Not(::testing::Contains(id)));
-  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_TRUE(std::is_sorted(ids.rbegin(), ids.rend())) << "not in file order";
 
   for (const GenerationSample& s : *samples) {
     SCOPED_TRACE(s.meta.at("id"));
@@ -127,6 +127,9 @@ TEST(HelmetRagHotpotQaTest, BuildsHelmetsPromptFromTheQuestionsOwnParagraphs) {
     EXPECT_EQ(own, 8);
     EXPECT_GT(n, 10) << "other questions' paragraphs fill the rest";
     EXPECT_EQ(std::set<std::string>(context.begin(), context.end()).size(), context.size());
+    for (const std::string& t : Titles(parts[0] + parts[1])) {
+      EXPECT_THAT(context, ::testing::Not(::testing::Contains(t))) << "a demonstration's";
+    }
   }
 }
 
@@ -164,6 +167,7 @@ TEST(HelmetRagHotpotQaTest, BadInputIsAClearError) {
   s = FindGenerator("helmet_rag_hotpotqa")->make(Request(dir + "/few.jsonl", 4096, 0.5));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr("few.jsonl: 1 questions"));
+  EXPECT_THAT(s.status().message(), HasSubstr("needs at least 102"));
   testing::WriteStringToFile(dir + "/bad.jsonl", "{\"_id\": \"x\", \"question\": 3}\n");
   s = FindGenerator("helmet_rag_hotpotqa")->make(Request(dir + "/bad.jsonl", 4096, 0.5));
   ASSERT_FALSE(s.ok());

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/generation_cache.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_util.h"
@@ -65,6 +66,27 @@ TEST(JsonlLogTest, ASecondWriterIsRefused) {
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(second.status().message()), ::testing::HasSubstr(path));
   ASSERT_TRUE(first->Append("{\"k\":\"a\"}\n").ok());
+}
+
+// A generation cut by the model's positions depends on
+// --allow-length-extrapolation, which its key does not hold: this run keeps
+// it, the log does not, so a resumed run generates it again.
+TEST(GenerationCacheTest, ResumesFinishedGenerationsButNotPositionCutOnes) {
+  const std::string path = testing::MakeTempDir("generation_cache") + "/gen.jsonl";
+  {
+    GenerationCache cache;
+    ASSERT_TRUE(cache.Open(path).ok());
+    ASSERT_TRUE(cache.Add("a", {" done", "length"}).ok());
+    ASSERT_TRUE(cache.Add("b", {" cut", "context"}).ok());
+    ASSERT_NE(cache.Find("b"), nullptr);
+    EXPECT_EQ(cache.Find("b")->text, " cut");
+  }
+  GenerationCache resumed;
+  ASSERT_TRUE(resumed.Open(path).ok());
+  ASSERT_NE(resumed.Find("a"), nullptr);
+  EXPECT_EQ(resumed.Find("a")->text, " done");
+  EXPECT_EQ(resumed.Find("a")->finish, "length");
+  EXPECT_EQ(resumed.Find("b"), nullptr);
 }
 
 }  // namespace
