@@ -178,7 +178,10 @@ absl::StatusOr<ResolvedFiles> ResolveGeneratorData(const GeneratorDataSpec& spec
                                                    const DataCatalog& catalog) {
   ResolvedFiles r;
   if (spec.data_files.empty() && spec.fetched_data_files.empty()) return r;  // kSynthetic
-  if (!where.data_dir.empty()) {
+  // --data-dir replaces the files a task names for it; a task that names none
+  // (RULER's word-list tasks, HELMET's recall) still reads the fetched set,
+  // rather than the bundled samples under a --data-dir label.
+  if (!where.data_dir.empty() && !spec.data_files.empty()) {
     r.origin = DataOrigin::kDataDir;
     for (const auto& [role, rel] : spec.data_files) {
       r.files[role] = absl::StrCat(where.data_dir, "/", rel);

@@ -117,8 +117,9 @@ struct ResolvedFiles {
   DataOrigin origin = DataOrigin::kSynthetic;  // kSample: the generator's bundled samples
 };
 
-// --data-dir's files, else the fetched ones (every role present and matching
-// the catalog), else the generator's bundled samples (flagged).
+// --data-dir's files (when the spec names data_files), else the fetched ones
+// (every role present and matching the catalog), else the generator's bundled
+// samples (flagged).
 absl::StatusOr<ResolvedFiles> ResolveGeneratorData(const GeneratorDataSpec& spec,
                                                    const DataLocations& where,
                                                    const DataCatalog& catalog);

@@ -187,5 +187,20 @@ TEST_F(ResolveTest, GeneratorFilesFromDataDirFetchedOrSamples) {
   EXPECT_EQ(f.origin, DataOrigin::kSynthetic);
 }
 
+// --data-dir replaces only the files a spec names for it: a task that names
+// none still reads the fetched set, not the bundled samples labelled data-dir.
+TEST_F(ResolveTest, DataDirLeavesTasksWithoutDataFilesOnTheFetchedSet) {
+  GeneratorDataSpec g{
+      .task = "t", .data_files = {}, .fetched_data_files = {{"words", "t/fetched.jsonl"}}};
+  where_.data_dir = root_ + "/dir";
+  FOCAL_ASSERT_OK_AND_ASSIGN(ResolvedFiles f, ResolveGeneratorData(g, where_, catalog_));
+  EXPECT_EQ(f.origin, DataOrigin::kFetched);
+  EXPECT_EQ(f.files.at("words"), root_ + "/cache/t/fetched.jsonl");
+  where_.cache_dir.clear();
+  FOCAL_ASSERT_OK_AND_ASSIGN(f, ResolveGeneratorData(g, where_, catalog_));
+  EXPECT_EQ(f.origin, DataOrigin::kSample);
+  EXPECT_TRUE(f.files.empty());
+}
+
 }  // namespace
 }  // namespace focal::datasets

@@ -114,6 +114,28 @@ TEST_F(PromptsTest, SampleFallbackIsLabelled) {
             "focal-eval approximation of RULER (not RULER's prompts)");
 }
 
+// --data-dir replaces only the files a task names for it: HELMET's recall
+// tasks and RULER's word-list tasks name none, so beside a --data-dir (as a
+// HELMET ICL run needs) they stay RULER's own construction on the fetched set.
+TEST_F(PromptsTest, DataDirKeepsTasksWithoutDataFilesOnRulersConstruction) {
+  const std::string dir = ::testing::TempDir() + "/prompts_empty_data_dir";
+  std::filesystem::create_directories(dir);
+  testing::CommandResult r = testing::RunCommand(
+      Bin(),
+      "prompts --tasks helmet_ruler_niah_mk_2,ruler_vt --lengths 4096 --limit 1 --data-dir " + dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
+    auto v = ParseJson(line, "prompts");
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->Find("meta")->Find("construction")->string_value(), "RULER 26.3 (byte-identical)")
+        << line.substr(0, 200);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2);
+  EXPECT_THAT(r.err, Not(HasSubstr("not real data")));
+}
+
 TEST_F(PromptsTest, OutWritesRulersLayout) {
   const std::string dir = ::testing::TempDir() + "/prompts_layout";
   std::filesystem::remove_all(dir);
