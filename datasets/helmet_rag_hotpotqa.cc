@@ -25,6 +25,7 @@
 //    helmet_rag_substring_match (raw and parsed output, as HELMET).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <string>
@@ -67,7 +68,9 @@ absl::StatusOr<std::vector<GenerationSample>> MakeRagHotpotQa(const GeneratorReq
                      " needs HotpotQA dev: 'ruler/hotpotqa.json', fetched by scripts/fetch_data.sh "
                      "(or --data-dir DIR holding hotpotqa/hotpot_dev_distractor_500.jsonl)"));
   }
-  FOCAL_ASSIGN_OR_RETURN(const HotpotQaPool pool, ReadHotpotQaPool(f->second));
+  FOCAL_ASSIGN_OR_RETURN(const std::shared_ptr<const HotpotQaPool> shared,
+                         SharedHotpotQaPool(f->second));
+  const HotpotQaPool& pool = *shared;
   std::vector<std::string> ids;
   for (const HotpotQaQuestion& q : pool.questions) ids.push_back(q.id);
   const std::vector<std::string> keys = HelmetTestKeys(ids, o.seed);

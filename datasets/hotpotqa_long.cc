@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -187,7 +188,9 @@ absl::StatusOr<std::vector<GenerationSample>> MakeHotpotQaLongSamples(
   if (options.hotpotqa.empty()) {
     return absl::InvalidArgumentError("hotpotqa_long: no HotpotQA file given");
   }
-  FOCAL_ASSIGN_OR_RETURN(const HotpotQaPool pool, ReadHotpotQaPool(options.hotpotqa));
+  FOCAL_ASSIGN_OR_RETURN(const std::shared_ptr<const HotpotQaPool> shared,
+                         SharedHotpotQaPool(options.hotpotqa));
+  const HotpotQaPool& pool = *shared;
   if (pool.questions.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         options.hotpotqa, ": no record has all its supporting-fact paragraphs in its context (",

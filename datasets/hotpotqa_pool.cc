@@ -2,10 +2,13 @@
 #include "datasets/hotpotqa_pool.h"
 
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "datasets/reader_util.h"
 
@@ -83,6 +86,18 @@ absl::StatusOr<HotpotQaPool> ReadHotpotQaPool(absl::string_view path) {
     pool.questions.push_back(std::move(q));
   }
   return pool;
+}
+
+absl::StatusOr<std::shared_ptr<const HotpotQaPool>> SharedHotpotQaPool(const std::string& path) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* pools = new std::map<std::string, std::shared_ptr<const HotpotQaPool>>();
+  absl::MutexLock lock(&mu);
+  auto it = pools->find(path);
+  if (it == pools->end()) {
+    FOCAL_ASSIGN_OR_RETURN(HotpotQaPool pool, ReadHotpotQaPool(path));
+    it = pools->emplace(path, std::make_shared<const HotpotQaPool>(std::move(pool))).first;
+  }
+  return it->second;
 }
 
 }  // namespace focal::datasets

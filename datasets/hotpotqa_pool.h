@@ -7,6 +7,7 @@
 #define FOCAL_DATASETS_HOTPOTQA_POOL_H_
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct HotpotQaPool {
 // supporting paragraphs are not all in its context cannot be answered from
 // it: skipped and counted, never padded with a guess.
 absl::StatusOr<HotpotQaPool> ReadHotpotQaPool(absl::string_view path);
+
+// ReadHotpotQaPool, read once per path and process: a run builds every
+// length's samples (and a probe sample first) from the same 46 MB file.
+absl::StatusOr<std::shared_ptr<const HotpotQaPool>> SharedHotpotQaPool(const std::string& path);
 
 }  // namespace focal::datasets
 

@@ -113,8 +113,7 @@ absl::StatusOr<std::vector<GenerationResult>> GenerateGreedy(
       // The next step would feed this token at a position the model does not
       // have (a prompt plus max_new_tokens over max_position_embeddings, as
       // RULER's fwe builds at the model's own length): the context is full.
-      if (a.cache.length() + 1 > tf.config().max_position_embeddings &&
-          !tf.options().allow_length_extrapolation) {
+      if (!tf.FitsPositions(a.cache.length() + 1)) {
         FOCAL_RETURN_IF_ERROR(finish(a, "context"));
         continue;
       }

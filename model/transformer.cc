@@ -85,7 +85,7 @@ absl::Status Transformer::Forward(absl::Span<const SeqInput> batch,
     FOCAL_CHECK(s.cache != nullptr && s.score_rows.size() == s.targets.size());
     const int64_t past = s.cache->length(), n = static_cast<int64_t>(s.tokens.size());
     const int64_t end = past + n;
-    if (end > c.max_position_embeddings && !options_.allow_length_extrapolation) {
+    if (!FitsPositions(end)) {
       return absl::OutOfRangeError(
           absl::StrCat("sequence of ", end, " tokens exceeds max_position_embeddings (",
                        c.max_position_embeddings, "); shorten it or allow length extrapolation"));
@@ -249,8 +249,7 @@ absl::StatusOr<std::vector<int32_t>> Transformer::Generate(absl::Span<const int3
                                                            int64_t max_new_tokens,
                                                            absl::Span<const int64_t> stop_ids) {
   if (prompt.empty()) return absl::InvalidArgumentError("generation needs a non-empty prompt");
-  if (static_cast<int64_t>(prompt.size()) > config_.max_position_embeddings &&
-      !options_.allow_length_extrapolation) {
+  if (!FitsPositions(static_cast<int64_t>(prompt.size()))) {
     return absl::OutOfRangeError(absl::StrCat("prompt of ", prompt.size(),
                                               " tokens exceeds max_position_embeddings (",
                                               config_.max_position_embeddings, ")"));
@@ -261,8 +260,7 @@ absl::StatusOr<std::vector<int32_t>> Transformer::Generate(absl::Span<const int3
   std::vector<int32_t> feed(prompt.begin(), prompt.end());
   std::vector<std::vector<TokenScore>> out;
   while (static_cast<int64_t>(generated.size()) < max_new_tokens) {
-    if (cache.length() + static_cast<int64_t>(feed.size()) > config_.max_position_embeddings &&
-        !options_.allow_length_extrapolation) {
+    if (!FitsPositions(cache.length() + static_cast<int64_t>(feed.size()))) {
       break;  // The model's context is full: stop, as HF generate would refuse to go on.
     }
     const int64_t last = static_cast<int64_t>(feed.size()) - 1;

@@ -79,6 +79,13 @@ class Transformer {
                                                 int64_t max_new_tokens,
                                                 absl::Span<const int64_t> stop_ids);
 
+  // Whether a sequence of `positions` tokens fits the model's positions (any
+  // does with length extrapolation): the one rule Forward, Generate and the
+  // batched generator apply.
+  bool FitsPositions(int64_t positions) const {
+    return positions <= config_.max_position_embeddings || options_.allow_length_extrapolation;
+  }
+
   const ModelConfig& config() const { return config_; }
   kernels::Backend& backend() const { return backend_; }
   const LlamaWeights& weights() const { return weights_; }
