@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "reports/length_summary.h"
 #include "reports/results_writer.h"
 #include "reports/stats.h"
@@ -240,9 +241,13 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
   for (size_t k = 1; k < scores.size(); ++k) {
     const PerDocScores& focal = scores[k];
     const ModelRun& fm = runs.models(static_cast<int>(k));
-    // category -> length -> (base, focal) task scores
-    std::map<std::string, std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>>>
-        category_means;
+    // category -> length -> its tasks' scores and per-document values
+    struct CategoryCell {
+      std::vector<double> base, focal;
+      std::vector<PairedStratum> strata;
+      bool all_means = true;  // every metric a mean of per-document values
+    };
+    std::map<std::string, std::map<int64_t, CategoryCell>> category_means;
     for (const auto& [task_key, metrics] : base.values) {
       auto fit = focal.values.find(task_key);
       if (fit == focal.values.end()) {
@@ -311,8 +316,11 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
           r->set_mcnemar_p(m->p_value);
         }
         if (const std::string cat = LengthCategoryOf(task); length > 0 && !cat.empty()) {
-          category_means[cat][length].first.push_back(r->base());
-          category_means[cat][length].second.push_back(r->focal());
+          CategoryCell& cell = category_means[cat][length];
+          cell.base.push_back(r->base());
+          cell.focal.push_back(r->focal());
+          cell.strata.push_back({a, b, scale});
+          cell.all_means = cell.all_means && def->aggregation == tasks::Aggregation::kMean;
         }
       }
     }
@@ -321,13 +329,23 @@ absl::StatusOr<ComparisonReport> BuildComparison(const RunResults& runs,
         LengthComparison* l = rep.add_lengths();
         l->set_focal_variant(VariantLabel(fm, runs.models(0)));
         l->set_context_length(len);
-        l->set_base_average(tasks::Mean(v.first));
-        l->set_focal_average(tasks::Mean(v.second));
+        l->set_base_average(tasks::Mean(v.base));
+        l->set_focal_average(tasks::Mean(v.focal));
         l->set_relative_improvement(
             l->base_average() != 0 ? (l->focal_average() - l->base_average()) / l->base_average()
                                    : std::nan(""));
         l->set_category(cat);
-        l->set_num_tasks(static_cast<int64_t>(v.first.size()));
+        l->set_num_tasks(static_cast<int64_t>(v.base.size()));
+        int64_t pairs = 0;
+        for (const PairedStratum& st : v.strata) pairs += static_cast<int64_t>(st.a.size());
+        l->set_num_pairs(pairs);
+        if (v.all_means) {
+          FOCAL_ASSIGN_OR_RETURN(
+              Interval ci,
+              StratifiedPairedBootstrapDiff(v.strata, o.bootstrap_iters, o.seed, o.confidence));
+          l->set_ci_low(ci.low);
+          l->set_ci_high(ci.high);
+        }
       }
     }
   }
@@ -406,16 +424,21 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
   }
   for (const std::string& cat : LengthCategories(rep)) {
     absl::StrAppend(&out, "\n## ", LengthCategoryTitle(cat),
-                    " average per length\n\n| Variant | Length | Base | Focal | "
-                    "Relative improvement |\n|---|---:|---:|---:|---:|\n");
+                    " average per length\n\n| Variant | Length | Base | Focal | Δ | CI | Pairs | "
+                    "Relative improvement |\n|---|---:|---:|---:|---:|---|---:|---:|\n");
     for (const LengthComparison& l : rep.lengths()) {
       if (LengthCategoryOf(l) != cat) continue;
-      absl::StrAppend(&out, "| ", l.focal_variant(), " | ", l.context_length(), " | ",
-                      Fmt(l.base_average()), " | ", Fmt(l.focal_average()), " | ",
-                      std::isnan(l.relative_improvement())
-                          ? "N/A"
-                          : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
-                      " |\n");
+      std::string d = Fmt(l.focal_average() - l.base_average());
+      if (AverageSignificant(l)) d = absl::StrCat("**", d, "**");
+      absl::StrAppend(
+          &out, "| ", l.focal_variant(), " | ", l.context_length(), " | ", Fmt(l.base_average()),
+          " | ", Fmt(l.focal_average()), " | ", d, " | ",
+          l.has_ci_low() ? absl::StrCat("[", Fmt(l.ci_low()), ", ", Fmt(l.ci_high()), "]") : "-",
+          " | ", l.num_pairs() > 0 ? absl::StrCat(l.num_pairs()) : "-", " | ",
+          std::isnan(l.relative_improvement())
+              ? "N/A"
+              : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
+          " |\n");
     }
     if (cat != "ruler") continue;
     absl::StrAppend(&out, "\nEffective length: base ", b.effective_length());

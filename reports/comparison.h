@@ -53,6 +53,10 @@ std::vector<LayerCurve> AttentionCurves(const ComparisonReport& report);
 inline std::string LengthCategoryOf(const LengthComparison& l) {
   return l.category().empty() ? "ruler" : l.category();
 }
+// Whether a category average's interval excludes no change.
+inline bool AverageSignificant(const LengthComparison& l) {
+  return l.has_ci_low() && (l.ci_low() > 0 || l.ci_high() < 0);
+}
 // The fewest tasks behind a category's averages (RULER's 13 when unknown).
 int64_t FewestTasks(const ComparisonReport& report, const std::string& category);
 // The categories of report.lengths() in their order.

@@ -400,17 +400,24 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
   for (const std::string& cat : LengthCategories(rep)) {
     absl::StrAppend(&out, "<h2>", LengthCategoryTitle(cat),
                     " average per length</h2>\n<table>\n<thead><tr><th>Variant</th>"
-                    "<th>Length</th><th>Base</th><th>Focal</th><th>Relative improvement</th>"
-                    "</tr></thead>\n<tbody>\n");
+                    "<th>Length</th><th>Base</th><th>Focal</th><th>&Delta;</th><th>CI</th>"
+                    "<th>Pairs</th><th>Relative improvement</th></tr></thead>\n<tbody>\n");
     for (const LengthComparison& l : rep.lengths()) {
       if (LengthCategoryOf(l) != cat) continue;
-      absl::StrAppend(&out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
-                      l.context_length(), "</td><td class=\"num\">", Fmt(l.base_average()),
-                      "</td><td class=\"num\">", Fmt(l.focal_average()), "</td><td class=\"num\">",
-                      std::isnan(l.relative_improvement())
-                          ? "N/A"
-                          : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
-                      "</td></tr>\n");
+      std::string d = Fmt(l.focal_average() - l.base_average());
+      if (AverageSignificant(l)) d = absl::StrCat("<strong>", d, "</strong>");
+      absl::StrAppend(
+          &out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
+          l.context_length(), "</td><td class=\"num\">", Fmt(l.base_average()),
+          "</td><td class=\"num\">", Fmt(l.focal_average()), "</td><td class=\"num\">", d,
+          "</td><td>",
+          l.has_ci_low() ? absl::StrCat("[", Fmt(l.ci_low()), ", ", Fmt(l.ci_high()), "]") : "-",
+          "</td><td class=\"num\">", l.num_pairs() > 0 ? absl::StrCat(l.num_pairs()) : "-",
+          "</td><td class=\"num\">",
+          std::isnan(l.relative_improvement())
+              ? "N/A"
+              : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
+          "</td></tr>\n");
     }
     absl::StrAppend(&out, "</tbody>\n</table>\n");
     if (cat != "ruler") continue;

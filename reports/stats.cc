@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,32 @@ absl::StatusOr<Interval> PairedBootstrapPerplexityRatio(absl::Span<const double>
     // exp(-mean_b) / exp(-mean_a), computed as one exp to avoid overflow.
     return std::exp((sa - sb) / static_cast<double>(n));
   });
+}
+
+absl::StatusOr<Interval> StratifiedPairedBootstrapDiff(absl::Span<const PairedStratum> strata,
+                                                       int64_t iters, uint64_t seed, double level) {
+  if (strata.empty()) return absl::InvalidArgumentError("a stratified bootstrap needs a stratum");
+  for (const PairedStratum& s : strata) {
+    if (absl::Status st = CheckPaired(s.a, s.b); !st.ok()) return st;
+  }
+  tasks::PyRandom rnd(seed);
+  std::vector<double> stats;
+  stats.reserve(iters);
+  for (int64_t r = 0; r < iters; ++r) {
+    double total = 0;
+    for (const PairedStratum& s : strata) {
+      const int64_t n = static_cast<int64_t>(s.a.size());
+      double d = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = rnd.ChoiceIndex(n);
+        d += s.b[k] - s.a[k];
+      }
+      total += s.scale * d / static_cast<double>(n);
+    }
+    stats.push_back(total / static_cast<double>(strata.size()));
+  }
+  std::sort(stats.begin(), stats.end());
+  return Interval{Quantile(stats, (1 - level) / 2), Quantile(stats, (1 + level) / 2)};
 }
 
 absl::StatusOr<McNemar> McNemarExact(absl::Span<const double> a, absl::Span<const double> b) {

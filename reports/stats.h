@@ -29,6 +29,22 @@ absl::StatusOr<Interval> PairedBootstrapPerplexityRatio(absl::Span<const double>
                                                         int64_t iters = 10000, uint64_t seed = 1234,
                                                         double level = 0.95);
 
+// One stratum of a stratified paired bootstrap: paired per-document values
+// of one task (and metric, length, depth).
+struct PairedStratum {
+  absl::Span<const double> a, b;
+  double scale = 1;  // the stratum's values are reported x scale
+};
+
+// The interval of an average over strata, mean over s of scale_s x
+// (mean(b_s) - mean(a_s)), as a category average (RULER, HELMET recall) is
+// built from its tasks: each resample draws, within every stratum in order,
+// as many documents as it has (the same for a and b), so the strata's sizes
+// are kept. One stratum gives PairedBootstrapDiff's interval x scale.
+absl::StatusOr<Interval> StratifiedPairedBootstrapDiff(absl::Span<const PairedStratum> strata,
+                                                       int64_t iters = 10000, uint64_t seed = 1234,
+                                                       double level = 0.95);
+
 struct McNemar {
   int64_t only_a = 0;  // a right, b wrong
   int64_t only_b = 0;  // b right, a wrong

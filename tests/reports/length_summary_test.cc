@@ -6,10 +6,12 @@
 
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "reports/benchmark_table.h"
 #include "reports/comparison.h"
+#include "reports/stats.h"
 
 namespace focal::reports {
 namespace {
@@ -93,7 +95,21 @@ TEST(LengthSummaryTest, ComparisonHasARowPerCategoryAndLength) {
   const std::string md = ComparisonMarkdown(*rep);
   EXPECT_THAT(md, HasSubstr("## RULER average per length"));
   EXPECT_THAT(md, HasSubstr("## HELMET ICL average per length"));
-  EXPECT_THAT(md, HasSubstr("| focal(t=0.4) | 4096 | 37.5000 | 62.5000 | +66.7% |"));
+  // The ICL average's interval: the two tasks as strata, resampled within each.
+  const std::vector<double> a1 = {1, 0, 0, 0}, b1 = {1, 1, 0, 0}, a2 = {1, 1, 0, 0},
+                            b2 = {1, 1, 1, 0};
+  const std::vector<PairedStratum> icl = {{a2, b2, 100}, {a1, b1, 100}};  // task-name order
+  auto ci = StratifiedPairedBootstrapDiff(icl, 100);
+  ASSERT_TRUE(ci.ok());
+  ASSERT_TRUE(rep->lengths(1).has_ci_low());
+  EXPECT_DOUBLE_EQ(rep->lengths(1).ci_low(), ci->low);
+  EXPECT_DOUBLE_EQ(rep->lengths(1).ci_high(), ci->high);
+  EXPECT_EQ(rep->lengths(1).num_pairs(), 8);
+  EXPECT_FALSE(ci->low > 0);  // two improved documents of eight: not significant, not bold
+  EXPECT_THAT(md, HasSubstr(absl::StrFormat(
+                      "| focal(t=0.4) | 4096 | 37.5000 | 62.5000 | 25.0000 | [%.4f, %.4f] | 8 | "
+                      "+66.7%% |",
+                      ci->low, ci->high)));
   EXPECT_THAT(md, HasSubstr("## HELMET recall average per length"));
   // One RULER task of 13: the average and effective length are labelled partial.
   EXPECT_EQ(rep->lengths(0).num_tasks(), 1);

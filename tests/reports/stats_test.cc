@@ -65,6 +65,36 @@ TEST(StatsTest, PerplexityRatio) {
   EXPECT_NEAR(ci->high, std::exp(-0.5), 1e-12);
 }
 
+TEST(StatsTest, StratifiedBootstrapEqualsItsPythonDefinition) {
+  // Expected from CPython 3.11, drawing as the C++ does:
+  //   rng = random.Random(7); per resample, per stratum s, n_s draws
+  //   k = int(rng.random() * n_s); stat = mean_s(scale_s * mean(b[k] - a[k]));
+  //   numpy-style interpolated 2.5% and 97.5% quantiles of 3000 resamples.
+  const std::vector<double> a1 = {1, 0, 1, 1, 0}, b1 = {0, 0, 1, 0, 0};
+  const std::vector<double> a2 = {0, 1, 0}, b2 = {1, 1, 0};
+  const std::vector<double> a3 = {0.2, 0.5, 0.1, 0.9, 0.4, 0.3, 0.6, 0.0},
+                            b3 = {0.1, 0.5, 0.0, 0.7, 0.4, 0.1, 0.6, 0.2};
+  const std::vector<PairedStratum> strata = {{a1, b1, 100}, {a2, b2, 100}, {a3, b3, 1}};
+  auto ci = StratifiedPairedBootstrapDiff(strata, 3000, 7);
+  ASSERT_TRUE(ci.ok()) << ci.status();
+  EXPECT_NEAR(ci->low, -26.658437499999998, 1e-9);
+  EXPECT_NEAR(ci->high, 22.197222222222223, 1e-9);
+}
+
+TEST(StatsTest, OneStratumIsThePairedBootstrapScaled) {
+  const std::vector<double> x = {1, 0, 1, 1, 0, 0, 1, 0, 1, 1}, y = {0, 0, 1, 0, 1, 0, 0, 0, 1, 0};
+  auto plain = PairedBootstrapDiff(x, y, 2000, 3);
+  const std::vector<PairedStratum> one = {{x, y, 100}};
+  auto strat = StratifiedPairedBootstrapDiff(one, 2000, 3);
+  ASSERT_TRUE(plain.ok() && strat.ok());
+  EXPECT_NEAR(strat->low, 100 * plain->low, 1e-9);
+  EXPECT_NEAR(strat->high, 100 * plain->high, 1e-9);
+  EXPECT_FALSE(StratifiedPairedBootstrapDiff({}, 10).ok());
+  const std::vector<double> shorter = {1};
+  const std::vector<PairedStratum> unpaired = {{x, shorter, 1}};
+  EXPECT_FALSE(StratifiedPairedBootstrapDiff(unpaired, 10).ok());
+}
+
 TEST(StatsTest, QuantileAndWinTieLoss) {
   EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4}, 0.5), 2.5);  // numpy.quantile([1,2,3,4], .5)
   EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4}, 0.025), 1.075);
