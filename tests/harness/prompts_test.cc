@@ -116,13 +116,16 @@ TEST_F(PromptsTest, SampleFallbackIsLabelled) {
 
 // --data-dir replaces only the files a task names for it: HELMET's recall
 // tasks and RULER's word-list tasks name none, so beside a --data-dir (as a
-// HELMET ICL run needs) they stay RULER's own construction on the fetched set.
+// HELMET ICL run needs) they stay RULER's own construction on the fetched set
+// (HELMET's MV too, though its RULER task reads the essays).
 TEST_F(PromptsTest, DataDirKeepsTasksWithoutDataFilesOnRulersConstruction) {
   const std::string dir = ::testing::TempDir() + "/prompts_empty_data_dir";
   std::filesystem::create_directories(dir);
   testing::CommandResult r = testing::RunCommand(
       Bin(),
-      "prompts --tasks helmet_ruler_niah_mk_2,ruler_vt --lengths 4096 --limit 1 --data-dir " + dir);
+      "prompts --tasks helmet_ruler_niah_mk_2,helmet_ruler_niah_mv,ruler_vt --lengths 4096 "
+      "--limit 1 --data-dir " +
+          dir);
   ASSERT_EQ(r.code, 0) << r.err;
   int lines = 0;
   for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
@@ -132,7 +135,7 @@ TEST_F(PromptsTest, DataDirKeepsTasksWithoutDataFilesOnRulersConstruction) {
         << line.substr(0, 200);
     ++lines;
   }
-  EXPECT_EQ(lines, 2);
+  EXPECT_EQ(lines, 3);
   EXPECT_THAT(r.err, Not(HasSubstr("not real data")));
 }
 
