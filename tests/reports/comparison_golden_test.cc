@@ -22,7 +22,12 @@ TEST(ComparisonGoldenTest, Markdown) {
   EXPECT_TRUE(testing::MatchesGolden(md, "reports/comparison.md"));
   EXPECT_THAT(md, HasSubstr("| arc_easy | acc | 200 | 0.6000 | 0.6600 | focal(t=0.4) | "
                             "**0.0600** | +10.0% | [0.0200, 0.1000] | 0.0123 | 30/150/20 |"));
-  EXPECT_THAT(md, HasSubstr("| focal(t=0.4) | 4096 | 56.5000 | 74.0000 | +31.0% |"));
+  // 74 - 56.5 = 17.5, its interval excludes 0 (bold); a report from before
+  // category intervals (1024) shows none.
+  EXPECT_THAT(md, HasSubstr("| focal(t=0.4) | 4096 | 56.5000 | 74.0000 | **17.5000** | "
+                            "[9.0000, 26.0000] | 400 | +31.0% |"));
+  EXPECT_THAT(md,
+              HasSubstr("| focal(t=0.4) | 1024 | 93.0000 | 94.5000 | 1.5000 | - | - | +1.6% |"));
   EXPECT_THAT(md, HasSubstr("| arc_easy | focal(t=0.4) | 1000 | 0.012300 ± 0.001100 | "
                             "0.009800 | 0.045600 | 0.123400 | 95.00 ± 0.50% |"));
   // Entropy, layer 1: base (1.7 + 2.2) / 2, focal (0.8 + 1.2) / 2.
