@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "base/load_once.h"
 #include "base/status_macros.h"
 #include "datasets/reader_util.h"
 
@@ -89,15 +89,8 @@ absl::StatusOr<HotpotQaPool> ReadHotpotQaPool(absl::string_view path) {
 }
 
 absl::StatusOr<std::shared_ptr<const HotpotQaPool>> SharedHotpotQaPool(const std::string& path) {
-  static absl::Mutex mu(absl::kConstInit);
-  static auto* pools = new std::map<std::string, std::shared_ptr<const HotpotQaPool>>();
-  absl::MutexLock lock(&mu);
-  auto it = pools->find(path);
-  if (it == pools->end()) {
-    FOCAL_ASSIGN_OR_RETURN(HotpotQaPool pool, ReadHotpotQaPool(path));
-    it = pools->emplace(path, std::make_shared<const HotpotQaPool>(std::move(pool))).first;
-  }
-  return it->second;
+  static auto* pools = new LoadOnce<std::string, HotpotQaPool>();
+  return pools->Get(path, [&] { return ReadHotpotQaPool(path); });
 }
 
 }  // namespace focal::datasets

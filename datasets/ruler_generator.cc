@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "absl/synchronization/mutex.h"
+#include "base/load_once.h"
 #include "base/status_macros.h"
 #include "datasets/generator.h"
 #include "datasets/ruler.h"
@@ -124,20 +124,9 @@ absl::StatusOr<std::vector<GenerationSample>> MakeExact(const GeneratorRequest& 
   std::map<std::string, std::string> files;
   for (const std::string& role : ruler_exact::RolesOf(ruler_task)) files[role] = r.files.at(role);
   // Sources are read once per file set (hotpotqa.json alone is 46 MB).
-  static absl::Mutex mu(absl::kConstInit);
-  static auto* cache = new std::map<std::map<std::string, std::string>,
-                                    std::shared_ptr<const ruler_exact::Sources>>();
-  std::shared_ptr<const ruler_exact::Sources> src;
-  {
-    absl::MutexLock lock(&mu);
-    auto it = cache->find(files);
-    if (it == cache->end()) {
-      FOCAL_ASSIGN_OR_RETURN(ruler_exact::Sources loaded, ruler_exact::LoadSources(files));
-      it = cache->emplace(files, std::make_shared<const ruler_exact::Sources>(std::move(loaded)))
-               .first;
-    }
-    src = it->second;
-  }
+  static auto* cache = new LoadOnce<std::map<std::string, std::string>, ruler_exact::Sources>();
+  FOCAL_ASSIGN_OR_RETURN(std::shared_ptr<const ruler_exact::Sources> src,
+                         cache->Get(files, [&] { return ruler_exact::LoadSources(files); }));
   if (!r.settings.count_text_tokens) {
     return absl::InvalidArgumentError("the RULER generator needs count_text_tokens");
   }

@@ -167,6 +167,20 @@ std::vector<std::string> CategoryOrder(const M& means) {
 
 }  // namespace
 
+AverageCells FormatAverage(const LengthComparison& l) {
+  AverageCells c;
+  c.base = Fmt(l.base_average());
+  c.focal = Fmt(l.focal_average());
+  c.diff = Fmt(l.focal_average() - l.base_average());
+  c.ci = l.has_ci_low() ? absl::StrCat("[", Fmt(l.ci_low()), ", ", Fmt(l.ci_high()), "]") : "-";
+  c.pairs = l.num_pairs() > 0 ? absl::StrCat(l.num_pairs()) : "-";
+  c.relative = std::isnan(l.relative_improvement())
+                   ? "N/A"
+                   : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement());
+  c.significant = l.has_ci_low() && (l.ci_low() > 0 || l.ci_high() < 0);
+  return c;
+}
+
 std::vector<LayerCurve> AttentionCurves(const ComparisonReport& rep) {
   std::map<int, LayerCurve> curves;
   std::map<int, std::vector<int>> entropy_n, mass_n;
@@ -428,17 +442,11 @@ std::string ComparisonMarkdown(const ComparisonReport& rep) {
                     "Relative improvement |\n|---|---:|---:|---:|---:|---|---:|---:|\n");
     for (const LengthComparison& l : rep.lengths()) {
       if (LengthCategoryOf(l) != cat) continue;
-      std::string d = Fmt(l.focal_average() - l.base_average());
-      if (AverageSignificant(l)) d = absl::StrCat("**", d, "**");
-      absl::StrAppend(
-          &out, "| ", l.focal_variant(), " | ", l.context_length(), " | ", Fmt(l.base_average()),
-          " | ", Fmt(l.focal_average()), " | ", d, " | ",
-          l.has_ci_low() ? absl::StrCat("[", Fmt(l.ci_low()), ", ", Fmt(l.ci_high()), "]") : "-",
-          " | ", l.num_pairs() > 0 ? absl::StrCat(l.num_pairs()) : "-", " | ",
-          std::isnan(l.relative_improvement())
-              ? "N/A"
-              : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
-          " |\n");
+      const AverageCells c = FormatAverage(l);
+      absl::StrAppend(&out, "| ", l.focal_variant(), " | ", l.context_length(), " | ", c.base,
+                      " | ", c.focal, " | ",
+                      c.significant ? absl::StrCat("**", c.diff, "**") : c.diff, " | ", c.ci, " | ",
+                      c.pairs, " | ", c.relative, " |\n");
     }
     if (cat != "ruler") continue;
     absl::StrAppend(&out, "\nEffective length: base ", b.effective_length());

@@ -53,10 +53,13 @@ std::vector<LayerCurve> AttentionCurves(const ComparisonReport& report);
 inline std::string LengthCategoryOf(const LengthComparison& l) {
   return l.category().empty() ? "ruler" : l.category();
 }
-// Whether a category average's interval excludes no change.
-inline bool AverageSignificant(const LengthComparison& l) {
-  return l.has_ci_low() && (l.ci_low() > 0 || l.ci_high() < 0);
-}
+// A category average's row as the Markdown and HTML tables print it ("-" where a report
+// written before the paired interval has none).
+struct AverageCells {
+  std::string base, focal, diff, ci, pairs, relative;
+  bool significant = false;  // the interval excludes no change: the tables embolden diff
+};
+AverageCells FormatAverage(const LengthComparison& l);
 // The fewest tasks behind a category's averages (RULER's 13 when unknown).
 int64_t FewestTasks(const ComparisonReport& report, const std::string& category);
 // The categories of report.lengths() in their order.

@@ -404,20 +404,13 @@ std::string ComparisonHtml(const ComparisonReport& rep) {
                     "<th>Pairs</th><th>Relative improvement</th></tr></thead>\n<tbody>\n");
     for (const LengthComparison& l : rep.lengths()) {
       if (LengthCategoryOf(l) != cat) continue;
-      std::string d = Fmt(l.focal_average() - l.base_average());
-      if (AverageSignificant(l)) d = absl::StrCat("<strong>", d, "</strong>");
-      absl::StrAppend(
-          &out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
-          l.context_length(), "</td><td class=\"num\">", Fmt(l.base_average()),
-          "</td><td class=\"num\">", Fmt(l.focal_average()), "</td><td class=\"num\">", d,
-          "</td><td>",
-          l.has_ci_low() ? absl::StrCat("[", Fmt(l.ci_low()), ", ", Fmt(l.ci_high()), "]") : "-",
-          "</td><td class=\"num\">", l.num_pairs() > 0 ? absl::StrCat(l.num_pairs()) : "-",
-          "</td><td class=\"num\">",
-          std::isnan(l.relative_improvement())
-              ? "N/A"
-              : absl::StrFormat("%+.1f%%", 100 * l.relative_improvement()),
-          "</td></tr>\n");
+      const AverageCells c = FormatAverage(l);
+      absl::StrAppend(&out, "<tr><td>", HtmlEscape(l.focal_variant()), "</td><td class=\"num\">",
+                      l.context_length(), "</td><td class=\"num\">", c.base,
+                      "</td><td class=\"num\">", c.focal, "</td><td class=\"num\">",
+                      c.significant ? absl::StrCat("<strong>", c.diff, "</strong>") : c.diff,
+                      "</td><td>", c.ci, "</td><td class=\"num\">", c.pairs,
+                      "</td><td class=\"num\">", c.relative, "</td></tr>\n");
     }
     absl::StrAppend(&out, "</tbody>\n</table>\n");
     if (cat != "ruler") continue;

@@ -21,18 +21,26 @@ absl::Status CheckPaired(absl::Span<const double> a, absl::Span<const double> b)
   return absl::OkStatus();
 }
 
-template <typename Stat>
-Interval Bootstrap(int64_t n, int64_t iters, uint64_t seed, double level, Stat stat) {
+// Every bootstrap here: `iters` statistics drawn from one PyRandom stream (Python's random,
+// so a Python reference reproduces the draws), then the two-sided quantiles.
+template <typename Draw>
+Interval BootstrapQuantiles(int64_t iters, uint64_t seed, double level, Draw draw) {
   tasks::PyRandom rnd(seed);
-  std::vector<int64_t> idx(n);
   std::vector<double> stats;
   stats.reserve(iters);
-  for (int64_t r = 0; r < iters; ++r) {
-    for (int64_t i = 0; i < n; ++i) idx[i] = rnd.ChoiceIndex(n);
-    stats.push_back(stat(idx));
-  }
+  for (int64_t r = 0; r < iters; ++r) stats.push_back(draw(rnd));
   std::sort(stats.begin(), stats.end());
   return {Quantile(stats, (1 - level) / 2), Quantile(stats, (1 + level) / 2)};
+}
+
+// One resample of n paired documents per draw, handed to `stat` as indices.
+template <typename Stat>
+Interval Bootstrap(int64_t n, int64_t iters, uint64_t seed, double level, Stat stat) {
+  std::vector<int64_t> idx(n);
+  return BootstrapQuantiles(iters, seed, level, [&](tasks::PyRandom& rnd) {
+    for (int64_t i = 0; i < n; ++i) idx[i] = rnd.ChoiceIndex(n);
+    return stat(idx);
+  });
 }
 
 }  // namespace
@@ -79,10 +87,7 @@ absl::StatusOr<Interval> StratifiedPairedBootstrapDiff(absl::Span<const PairedSt
   for (const PairedStratum& s : strata) {
     if (absl::Status st = CheckPaired(s.a, s.b); !st.ok()) return st;
   }
-  tasks::PyRandom rnd(seed);
-  std::vector<double> stats;
-  stats.reserve(iters);
-  for (int64_t r = 0; r < iters; ++r) {
+  return BootstrapQuantiles(iters, seed, level, [&](tasks::PyRandom& rnd) {
     double total = 0;
     for (const PairedStratum& s : strata) {
       const int64_t n = static_cast<int64_t>(s.a.size());
@@ -93,10 +98,8 @@ absl::StatusOr<Interval> StratifiedPairedBootstrapDiff(absl::Span<const PairedSt
       }
       total += s.scale * d / static_cast<double>(n);
     }
-    stats.push_back(total / static_cast<double>(strata.size()));
-  }
-  std::sort(stats.begin(), stats.end());
-  return Interval{Quantile(stats, (1 - level) / 2), Quantile(stats, (1 + level) / 2)};
+    return total / static_cast<double>(strata.size());
+  });
 }
 
 absl::StatusOr<McNemar> McNemarExact(absl::Span<const double> a, absl::Span<const double> b) {
