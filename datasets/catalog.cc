@@ -177,7 +177,14 @@ absl::StatusOr<ResolvedFiles> ResolveGeneratorData(const GeneratorDataSpec& spec
                                                    const DataLocations& where,
                                                    const DataCatalog& catalog) {
   ResolvedFiles r;
-  if (spec.data_files.empty() && spec.fetched_data_files.empty()) return r;  // kSynthetic
+  if (spec.data_files.empty() && spec.fetched_data_files.empty()) {
+    r.fetched_set_present = !where.cache_dir.empty() && !catalog.files().empty();
+    for (const CatalogFile& f : catalog.files()) {
+      r.fetched_set_present =
+          r.fetched_set_present && Exists(absl::StrCat(where.cache_dir, "/", f.path));
+    }
+    return r;  // kSynthetic
+  }
   // --data-dir replaces the files a task names for it; a task that names none
   // (RULER's word-list tasks, HELMET's recall) still reads the fetched set,
   // rather than the bundled samples under a --data-dir label.

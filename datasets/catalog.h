@@ -115,11 +115,15 @@ struct ResolvedFiles {
   std::map<std::string, std::string> files;    // role -> path; empty: the generator's defaults
   std::map<std::string, std::string> sha256;   // role -> SHA-256 of files[role]
   DataOrigin origin = DataOrigin::kSynthetic;  // kSample: the generator's bundled samples
+  // kSynthetic only: every file of the catalog is in the data cache. A task that reads no file
+  // follows the fetched set, so one run builds all of RULER's tasks one way (RULER's own
+  // construction with the set, the approximation without), also beside --data-dir.
+  bool fetched_set_present = false;
 };
 
 // --data-dir's files (when the spec names data_files), else the fetched ones
 // (every role present and matching the catalog), else the generator's bundled
-// samples (flagged).
+// samples (flagged). A spec naming no file at all is kSynthetic.
 absl::StatusOr<ResolvedFiles> ResolveGeneratorData(const GeneratorDataSpec& spec,
                                                    const DataLocations& where,
                                                    const DataCatalog& catalog);

@@ -144,8 +144,9 @@ absl::StatusOr<std::vector<Group>> PlanGroups(const LongContextOptions& o,
     req.options.insert(spec.generator_options().begin(), spec.generator_options().end());
     if (auto it = o.task_data.find(spec.name()); it != o.task_data.end()) {
       req.files = it->second.files;
-      req.fetched = it->second.origin == datasets::DataOrigin::kFetched ||
-                    (it->second.origin == datasets::DataOrigin::kSynthetic && o.data_cache_in_use);
+      req.fetched =
+          it->second.origin == datasets::DataOrigin::kFetched ||
+          (it->second.origin == datasets::DataOrigin::kSynthetic && it->second.fetched_set_present);
     } else if (!o.data_dir.empty()) {
       for (const auto& [role, rel] : spec.data_files()) {
         req.files[role] = absl::StrCat(o.data_dir, "/", rel);

@@ -34,9 +34,6 @@ struct LongContextOptions {
   // fetched data, or the generator's bundled samples); tasks absent here read
   // their spec's data_files under data_dir.
   std::map<std::string, datasets::ResolvedFiles> task_data;
-  // The fetched data cache is in use (no --data-dir, cache present): tasks
-  // that read no file are built as the reference tool builds them too.
-  bool data_cache_in_use = false;
   bool allow_length_extrapolation = false;
   int64_t prefill_chunk = 2048;
   int64_t max_batch = 8;

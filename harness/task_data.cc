@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/task_data.h"
 
-#include <filesystem>
 #include <map>
 #include <vector>
 
@@ -65,10 +64,6 @@ absl::StatusOr<engine::LongContextOptions> MakeLongContextOptions(
   lco.samples = o.limit > 0 ? o.limit : 500;
   lco.seed = o.long_seed;
   lco.data_dir = o.data_dir;
-  // RULER's fetched set (scripts/fetch_data.sh) marks the cache as in use,
-  // also beside --data-dir, which replaces only the files a spec names for it.
-  lco.data_cache_in_use = !o.data_cache.empty() &&
-                          std::filesystem::exists(o.data_cache + "/ruler/essay_sentences.json");
   lco.allow_length_extrapolation = o.allow_length_extrapolation;
   lco.prefill_chunk = o.prefill_chunk;
   lco.max_batch = o.gen_batch;

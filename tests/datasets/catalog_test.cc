@@ -187,6 +187,23 @@ TEST_F(ResolveTest, GeneratorFilesFromDataDirFetchedOrSamples) {
   EXPECT_EQ(f.origin, DataOrigin::kSynthetic);
 }
 
+// A task that reads no file follows the fetched set: present only when every catalog file is.
+TEST_F(ResolveTest, ASyntheticTaskSaysWhetherTheWholeFetchedSetIsPresent) {
+  const GeneratorDataSpec noise{.task = "noise", .data_files = {}, .fetched_data_files = {}};
+  FOCAL_ASSERT_OK_AND_ASSIGN(ResolvedFiles f, ResolveGeneratorData(noise, where_, catalog_));
+  EXPECT_EQ(f.origin, DataOrigin::kSynthetic);
+  EXPECT_TRUE(f.fetched_set_present);
+  where_.data_dir = root_ + "/dir";  // --data-dir replaces no file of a task that reads none
+  FOCAL_ASSERT_OK_AND_ASSIGN(f, ResolveGeneratorData(noise, where_, catalog_));
+  EXPECT_TRUE(f.fetched_set_present);
+  std::filesystem::remove(root_ + "/cache/t/fetched.jsonl");  // a partial fetch
+  FOCAL_ASSERT_OK_AND_ASSIGN(f, ResolveGeneratorData(noise, where_, catalog_));
+  EXPECT_FALSE(f.fetched_set_present);
+  where_.cache_dir.clear();
+  FOCAL_ASSERT_OK_AND_ASSIGN(f, ResolveGeneratorData(noise, where_, catalog_));
+  EXPECT_FALSE(f.fetched_set_present);
+}
+
 // --data-dir replaces only the files a spec names for it: a task that names
 // none still reads the fetched set, not the bundled samples labelled data-dir.
 TEST_F(ResolveTest, DataDirLeavesTasksWithoutDataFilesOnTheFetchedSet) {
