@@ -85,7 +85,10 @@ int64_t CpuBackend::ScratchBytes(const ForwardShape& s) const {
   // Attention: one (kAttnRows x keys) score block per thread; it grows with
   // the keys chunk by chunk, and while it is reallocated the old block is
   // still live: count two.
-  const int64_t scores = 2 * threads * kAttnRows * s.keys * 4;
+  // Stacked heads stay within kAttnRows score rows; their query and output
+  // copies are at most kMaxStackedRows x head_dim each (head_dim <= max_inputs).
+  const int64_t scores =
+      2 * threads * kAttnRows * s.keys * 4 + 2 * threads * kMaxStackedRows * s.max_inputs * 4;
   // And each row's visible key count, and the GEMM's packed panels; with
   // BF16 weights, the GEMM input rounded to BF16 (2 bytes) and, without
   // AVX512_BF16, widened back to F32 (4 more).
@@ -301,19 +304,24 @@ void CpuBackend::Attention(const AttentionArgs& a) {
   const int64_t qld = int64_t{H} * D, kvld = int64_t{Hkv} * D;
   const float* q = F(a.q);
   float* out = F(a.out);
-  // Tasks: (sequence, block of query rows, head). Blocks are cut relative to
+  // Tasks: (sequence, block of query rows, heads). Blocks are cut relative to
   // the sequence's own first row, so the calls a sequence makes never depend
-  // on the rest of the batch.
+  // on the rest of the batch. A short block (a decode step) takes the `group`
+  // query heads that share one KV head as stacked rows, so their keys and
+  // values are read and packed once, not once per head: every score and
+  // output is the same fixed-order sum either way (kernels/cpu/gemm.h).
   struct Task {
     const AttentionSeq* s;
     int64_t b0, rows;
-    int h;
+    int h0, heads;
   };
   std::vector<Task> tasks;
   for (const AttentionSeq& s : a.seqs) {
     FOCAL_CHECK(s.k_cache.cols == kvld && s.past + s.rows <= s.k_cache.rows);
     for (int64_t b0 = 0; b0 < s.rows; b0 += kAttnRows) {
-      for (int h = 0; h < H; ++h) tasks.push_back({&s, b0, std::min(kAttnRows, s.rows - b0), h});
+      const int64_t rows = std::min(kAttnRows, s.rows - b0);
+      const int heads = group > 1 && rows * group <= kMaxStackedRows ? group : 1;
+      for (int h = 0; h < H; h += heads) tasks.push_back({&s, b0, rows, h, heads});
     }
   }
   pool_.ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
@@ -321,54 +329,76 @@ void CpuBackend::Attention(const AttentionArgs& a) {
     const AttentionSeq& s = *t.s;
     const float* kc = F(s.k_cache);
     const float* vc = F(s.v_cache);
-    const int g = t.h / group;
+    const int g = t.h0 / group;
     const int64_t n = s.past + t.b0 + t.rows;  // keys visible to the block's last row
-    thread_local std::vector<float> scores;
+    const int64_t m = t.rows * t.heads;        // score rows, (query row, head) in that order
+    thread_local std::vector<float> scores, stacked_q, stacked_out;
     thread_local std::vector<int64_t> visible;
-    scores.resize(t.rows * n);
-    visible.resize(t.rows);
-    const float* qb = q + (s.row_begin + t.b0) * qld + int64_t{t.h} * D;
-    // S(rows, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
+    scores.resize(m * n);
+    visible.resize(m);
+    const int64_t row0 = s.row_begin + t.b0;
+    // One head reads q and writes out in place; stacked heads go through
+    // (m, D) copies, since their rows are not one stride apart in q.
+    const float* qb = q + row0 * qld + int64_t{t.h0} * D;
+    int64_t qbld = qld;
+    if (t.heads > 1) {
+      stacked_q.resize(m * D);
+      stacked_out.resize(m * D);
+      for (int64_t r = 0; r < t.rows; ++r) {
+        std::memcpy(stacked_q.data() + r * t.heads * D, qb + r * qld, sizeof(float) * t.heads * D);
+      }
+      qb = stacked_q.data();
+      qbld = D;
+    }
+    // S(m, n) = Q K^T, then scaled per row (HF: matmul, then * scale).
     // Each score is one fixed-order sum over D (kernels/cpu/gemm.h), so it
     // does not depend on the block's rows or key count.
-    cpu::GemmSequential({.a = {qb, qld},
+    cpu::GemmSequential({.a = {qb, qbld},
                          .b = {kc + int64_t{g} * D, kvld},
                          .b_transposed = true,
                          .out = {scores.data(), n},
-                         .rows = t.rows,
+                         .rows = m,
                          .width = n,
                          .depth = D});
     // Softmax, kSumRows rows at a time (they stay in L2): scale, max and
     // exp(s - max) in fp32 like torch (vectorised), then the normalisers
     // summed in double in key order, several rows together only so that
     // their sums' latencies overlap.
-    for (int64_t i0 = 0; i0 < t.rows; i0 += kSumRows) {
-      const int64_t m = std::min(kSumRows, t.rows - i0);
-      for (int64_t i = i0; i < i0 + m; ++i) {
-        const int64_t vis = visible[i] = s.past + t.b0 + i + 1;
-        const float scale = a.scale[s.row_begin + t.b0 + i];
+    for (int64_t i0 = 0; i0 < m; i0 += kSumRows) {
+      const int64_t mm = std::min(kSumRows, m - i0);
+      for (int64_t i = i0; i < i0 + mm; ++i) {
+        const int64_t r = i / t.heads;  // the query row
+        const int64_t vis = visible[i] = s.past + t.b0 + r + 1;
+        const float scale = a.scale[row0 + r];
         float* row = scores.data() + i * n;
         for (int64_t j = 0; j < vis; ++j) row[j] *= scale;
         const float mx = RowMax(row, vis);
         cpu::ExpShifted(row, vis, mx);
       }
       double sum[kSumRows] = {};
-      RowSums(scores.data() + i0 * n, n, visible.data() + i0, m, sum);
-      for (int64_t r = 0; r < m; ++r) {
+      RowSums(scores.data() + i0 * n, n, visible.data() + i0, mm, sum);
+      for (int64_t r = 0; r < mm; ++r) {
         const float inv = static_cast<float>(1.0 / sum[r]);
         float* row = scores.data() + (i0 + r) * n;
         for (int64_t j = 0; j < visible[i0 + r]; ++j) row[j] *= inv;
       }
     }
-    // O(rows, D) = P V, each row over exactly its visible keys in key order
+    // O(m, D) = P V, each row over exactly its visible keys in key order
     // (the causal mask): the same sums however the sequence is chunked.
+    float* ob = out + row0 * qld + int64_t{t.h0} * D;
     cpu::GemmSequential({.a = {scores.data(), n},
                          .b = {vc + int64_t{g} * D, kvld},
                          .len = visible.data(),
-                         .out = {out + (s.row_begin + t.b0) * qld + int64_t{t.h} * D, qld},
-                         .rows = t.rows,
+                         .out = {t.heads > 1 ? stacked_out.data() : ob, t.heads > 1 ? D : qld},
+                         .rows = m,
                          .width = D,
                          .depth = n});
+    if (t.heads > 1) {
+      for (int64_t r = 0; r < t.rows; ++r) {
+        std::memcpy(ob + r * qld, stacked_out.data() + r * t.heads * D,
+                    sizeof(float) * t.heads * D);
+      }
+    }
   });
 }
 

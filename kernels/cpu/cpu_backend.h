@@ -63,6 +63,9 @@ class CpuBackend : public Backend {
 
   // Query rows per attention block (bounds the score scratch to kAttnRows x N).
   static constexpr int64_t kAttnRows = 128;
+  // A block of at most this many (query row, head) pairs stacks the query heads of one KV head
+  // (a decode step); at most kAttnRows, so the score scratch bound holds.
+  static constexpr int64_t kMaxStackedRows = 64;
 
  private:
   // Runs fn over [0, n) in contiguous chunks of at least `grain` indices.

@@ -368,7 +368,9 @@ TEST_F(CpuBackendTest, AttentionMatchesNaiveWithCacheAndPerRowScale) {
 // A query row's attention output is bit-identical whether its sequence is
 // scored in one call, alone or behind another sequence, or in chunks
 // continuing the cache (the scorer's prefix + continuation, chunked
-// prefill), and at any thread count.
+// prefill), and at any thread count. Short chunks (one decode row, 20 rows)
+// stack the two query heads of each KV head as rows of one block
+// (CpuBackend::kMaxStackedRows); long ones take a head at a time: the same bits.
 TEST_F(CpuBackendTest, AttentionRowIndependentOfChunkingBatchAndThreads) {
   const int H = 4, Hkv = 2, D = 64;
   const int64_t L = 300;  // crosses attention blocks
@@ -404,7 +406,7 @@ TEST_F(CpuBackendTest, AttentionRowIndependentOfChunkingBatchAndThreads) {
   for (int threads : {1, 2}) {
     CpuBackend be(threads);
     for (const auto& cuts : std::vector<std::vector<int64_t>>{
-             {0, L}, {0, 37, L}, {0, 1, 2, 129, 130, L}, {0, 200, 299, L}}) {
+             {0, L}, {0, 37, L}, {0, 1, 2, 129, 130, L}, {0, 200, 299, L}, {0, 100, 120, L}}) {
       for (bool behind : {false, true}) {
         const std::vector<float> got = run(be, cuts, behind);
         ASSERT_EQ(std::memcmp(got.data(), ref.data(), ref.size() * 4), 0)
