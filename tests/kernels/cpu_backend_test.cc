@@ -208,24 +208,27 @@ TEST_F(CpuBackendTest, GemmNTMatchesDoubleOnAwkwardShapes) {
   }
 }
 
-// The sequential GEMM (attention's Q.K^T and P.V), B given either way round,
-// with a different depth per row: accurate, and each row equal to the same
-// row computed alone (row blocks share loads, not sums).
+// The sequential GEMM (attention's Q.K^T and P.V), B given either way round
+// (untransposed with a row stride wider than its width, as a KV cache's head
+// slice), with a different depth per row: accurate, and each row equal to the
+// same row computed alone (row blocks share loads, not sums; a lone row reads
+// B in place where the others read packed panels).
 TEST_F(CpuBackendTest, GemmSequentialRowsAreIndependentAndAccurate) {
   const int64_t R = 11, J = 600;  // J: several depth blocks
   std::uniform_int_distribution<int64_t> len_d(0, J);
   for (cpu::GemmPath path : {cpu::GemmPath::kBest, cpu::GemmPath::kPortable}) {
     for (bool transposed : {false, true}) {
       for (int64_t W : {1, 8, 10, 16, 24, 64, 70}) {
-        Buffer a = Random(R, J), b = transposed ? Random(W, J) : Random(J, W);
+        const int64_t ldb = transposed ? J : W + 3;
+        Buffer a = Random(R, J), b = transposed ? Random(W, J) : Random(J, ldb);
         const float* as = a.tensor().as<float>();
         const float* bs = b.tensor().as<float>();
-        auto B = [&](int64_t j, int64_t c) { return transposed ? bs[c * J + j] : bs[j * W + c]; };
+        auto B = [&](int64_t j, int64_t c) { return bs[transposed ? c * J + j : j * ldb + c]; };
         std::vector<int64_t> len(R);
         for (int64_t& l : len) l = len_d(rng_);
         len[3] = J;
         std::vector<float> out(R * W);
-        const cpu::ConstMat bm{bs, transposed ? J : W};
+        const cpu::ConstMat bm{bs, ldb};
         cpu::GemmSequential({.a = {as, J},
                              .b = bm,
                              .b_transposed = transposed,
