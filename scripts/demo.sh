@@ -6,7 +6,7 @@
 # commonsense tasks (ARC-Easy, ARC-Challenge, BoolQ, HellaSwag, PIQA,
 # WinoGrande: lm-eval's first-N) and on a short long-context pass, and print the
 # comparison; plus a quick look at the model (inspect, greedy generation,
-# per-token scores). A few minutes on 2 cores; the full splits: see the end.
+# per-token scores). About 15 minutes on 2 cores once built; the full splits: see the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
