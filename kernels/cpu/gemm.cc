@@ -233,14 +233,13 @@ FOCAL_AVX2 void PackPanel(const SeqGemm& g, int64_t j0, int64_t j1, int64_t c0, 
   }
 }
 
-// MR rows of a against one panel of 16 B columns over j in [j0, min(j1,
-// len[r])): 2 MR accumulators, continuing from `out` unless j0 is 0. Row j of
-// the panel is at panel + (j - j0) * pld (packed: pld = kPanel; read in place
-// from B: its row stride). m0, m1: the columns to keep (all when `full`).
+// MR rows of a against one packed panel over j in [j0, min(j1, len[r])): 2 MR
+// accumulators, continuing from `out` unless j0 is 0. m0, m1: the columns to
+// keep (all when `full`).
 template <int MR>
 FOCAL_AVX2 void KernelSeq(const float* a, int64_t lda, const int64_t* len, const float* panel,
-                          int64_t pld, int64_t j0, int64_t j1, float* out, int64_t ldo, bool full,
-                          __m256i m0, __m256i m1) {
+                          int64_t j0, int64_t j1, float* out, int64_t ldo, bool full, __m256i m0,
+                          __m256i m1) {
   __m256 acc[MR][2];
   int64_t end[MR];
   int64_t common = j1;
@@ -255,7 +254,7 @@ FOCAL_AVX2 void KernelSeq(const float* a, int64_t lda, const int64_t* len, const
     }
   }
   for (int64_t j = j0; j < common; ++j) {  // the steps every row takes
-    const float* bj = panel + (j - j0) * pld;
+    const float* bj = panel + (j - j0) * kPanel;
     const __m256 b0 = _mm256_loadu_ps(bj), b1 = _mm256_loadu_ps(bj + 8);
     for (int r = 0; r < MR; ++r) {
       const __m256 ab = _mm256_set1_ps(a[r * lda + j]);
@@ -278,7 +277,7 @@ FOCAL_AVX2 void KernelSeq(const float* a, int64_t lda, const int64_t* len, const
     float* o = out + r * ldo;
     for (int64_t j = std::max(j0, common); j < end[r]; ++j) {
       const __m256 ab = _mm256_set1_ps(a[r * lda + j]);
-      const float* bj = panel + (j - j0) * pld;
+      const float* bj = panel + (j - j0) * kPanel;
       _mm256_maskstore_ps(o, m0,
                           _mm256_fmadd_ps(ab, _mm256_loadu_ps(bj), _mm256_maskload_ps(o, m0)));
       _mm256_maskstore_ps(
@@ -288,27 +287,13 @@ FOCAL_AVX2 void KernelSeq(const float* a, int64_t lda, const int64_t* len, const
 }
 
 using KernelSeqFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t,
-                             int64_t, float*, int64_t, bool, __m256i, __m256i);
+                             float*, int64_t, bool, __m256i, __m256i);
 constexpr KernelSeqFn kKernelsSeq[6] = {KernelSeq<1>, KernelSeq<2>, KernelSeq<3>,
                                         KernelSeq<4>, KernelSeq<5>, KernelSeq<6>};
 
 FOCAL_AVX2 void GemmSequentialAvx2(const SeqGemm& g, const int64_t* len) {
   thread_local std::vector<float> pack;
   const int64_t max_len = MaxLen(len, g.rows);
-  if (!g.b_transposed && g.rows <= 6 && g.width % kPanel == 0) {
-    // One row block (an attention decode step's P V): each panel would be
-    // packed for one pass, so the kernel reads B's rows in place instead. The
-    // same operations on the same values: the same bits.
-    for (int64_t j0 = 0; j0 == 0 || j0 < max_len; j0 += kDepthBlock) {
-      const int64_t j1 = std::min(j0 + kDepthBlock, max_len);
-      for (int64_t c = 0; c < g.width; c += kPanel) {
-        kKernelsSeq[g.rows - 1](g.a.data, g.a.ld, len, g.b.data + j0 * g.b.ld + c, g.b.ld, j0, j1,
-                                g.out.data + c, g.out.ld, true, TailMask(kPanel),
-                                TailMask(kPanel - 8));
-      }
-    }
-    return;
-  }
   const int64_t jb = std::clamp<int64_t>(max_len, 1, kDepthBlock);          // panel length
   const int64_t group = std::max<int64_t>(1, kPackFloats / (jb * kPanel));  // panels packed
   pack.resize(group * jb * kPanel);
@@ -325,8 +310,8 @@ FOCAL_AVX2 void GemmSequentialAvx2(const SeqGemm& g, const int64_t* len) {
         const KernelSeqFn kernel = kKernelsSeq[std::min<int64_t>(6, g.rows - i) - 1];
         for (int64_t c = c0; c < c1; c += kPanel) {
           const int64_t valid = std::min(kPanel, g.width - c);
-          kernel(g.a.data + i * g.a.ld, g.a.ld, len + i, pack.data() + (c - c0) * jb, kPanel, j0,
-                 j1, g.out.data + i * g.out.ld + c, g.out.ld, valid == kPanel, TailMask(valid),
+          kernel(g.a.data + i * g.a.ld, g.a.ld, len + i, pack.data() + (c - c0) * jb, j0, j1,
+                 g.out.data + i * g.out.ld + c, g.out.ld, valid == kPanel, TailMask(valid),
                  TailMask(valid - 8));
         }
       }

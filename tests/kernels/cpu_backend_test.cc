@@ -211,8 +211,7 @@ TEST_F(CpuBackendTest, GemmNTMatchesDoubleOnAwkwardShapes) {
 // The sequential GEMM (attention's Q.K^T and P.V), B given either way round
 // (untransposed with a row stride wider than its width, as a KV cache's head
 // slice), with a different depth per row: accurate, and each row equal to the
-// same row computed alone (row blocks share loads, not sums; a lone row reads
-// B in place where the others read packed panels).
+// same row computed alone (row blocks share loads, not sums).
 TEST_F(CpuBackendTest, GemmSequentialRowsAreIndependentAndAccurate) {
   const int64_t R = 11, J = 600;  // J: several depth blocks
   std::uniform_int_distribution<int64_t> len_d(0, J);
