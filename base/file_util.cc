@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -63,10 +65,48 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
 
 }  // namespace
 
+namespace {
+
+std::string HostName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "localhost";
+  return host;
+}
+
+// A run killed before Commit (SIGKILL, Ctrl-C, a preempted job) leaves its
+// temp file behind. Remove those of `path` written on this host by processes
+// that no longer exist; a temp file from another host (a shared file system)
+// or from a live process is left alone. Best effort: errors are ignored.
+void RemoveStaleTemps(const std::string& path, const std::string& host) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const std::string prefix = absl::StrCat(p.filename().string(), ".tmp.", host, ".");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Open(absl::string_view path) {
   AtomicFileWriter w;
   w.path_ = std::string(path);
-  w.tmp_ = absl::StrCat(path, ".tmp.", ::getpid());
+  const std::string host = HostName();
+  RemoveStaleTemps(w.path_, host);
+  w.tmp_ = absl::StrCat(path, ".tmp.", host, ".", ::getpid());
   w.fd_ = ::open(w.tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w.fd_ < 0) return ErrnoError(errno, "cannot create", w.tmp_);
   return w;

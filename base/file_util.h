@@ -20,9 +20,11 @@ absl::StatusOr<std::string> ReadFile(absl::string_view path);
 absl::Status WriteFileAtomic(absl::string_view path, absl::string_view contents);
 
 // A file written piece by piece that appears under its final name only when
-// complete: pieces go to "<path>.tmp.<pid>", Commit() syncs and renames it,
-// and a writer dropped uncommitted removes the temp file. Long runs stream
-// per-sample output this way instead of holding it in memory.
+// complete: pieces go to "<path>.tmp.<host>.<pid>", Commit() syncs and renames
+// it, and a writer dropped uncommitted removes the temp file. Open() removes
+// the temp files of `path` left on this host by processes that died (a killed
+// run). Long runs stream per-sample output this way instead of holding it in
+// memory.
 class AtomicFileWriter {
  public:
   static absl::StatusOr<AtomicFileWriter> Open(absl::string_view path);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/file_util.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -86,6 +87,35 @@ TEST(FileUtilTest, AtomicFileWriterStreamsThenRenames) {
   EXPECT_EQ(count(), 1);
   EXPECT_THAT(AtomicFileWriter::Open("/nonexistent/dir/f"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent/dir/f")));
+}
+
+// A killed run leaves "<path>.tmp.<host>.<pid>"; the next writer of that path
+// removes it when the process is gone, and leaves alone what a live process or
+// another host may still be writing.
+TEST(FileUtilTest, AtomicFileWriterRemovesTempsOfDeadProcesses) {
+  const std::string dir = testing::MakeTempDir("fu");
+  const std::string path = dir + "/samples.jsonl";
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: its pid names no process
+  const std::string dead = absl::StrCat(path, ".tmp.", host, ".", child);
+  const std::string live = absl::StrCat(path, ".tmp.", host, ".", ::getppid());
+  const std::string other_host = absl::StrCat(path, ".tmp.", host, "-other.", child);
+  const std::string other_file = absl::StrCat(dir, "/results.json.tmp.", host, ".", child);
+  for (const std::string& f : {dead, live, other_host, other_file}) {
+    FOCAL_ASSERT_OK(WriteFileAtomic(f, "left by a killed run"));
+  }
+  auto w = AtomicFileWriter::Open(path);
+  FOCAL_ASSERT_OK(w.status());
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(absl::StrCat(path, ".tmp.", host, ".", ::getpid())));
+  for (const std::string& f : {live, other_host, other_file}) {
+    EXPECT_TRUE(std::filesystem::exists(f)) << f;
+  }
+  FOCAL_ASSERT_OK(w->Commit());
 }
 
 // flock locks belong to an open file description, so a second Acquire in

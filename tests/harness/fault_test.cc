@@ -165,6 +165,11 @@ TEST(FaultTest, KillNineAnywhereThenResumeGivesTheSameOutputs) {
     EXPECT_GT(killed, 10) << "most kill points should land before the run ends";
     const auto [final_code, final_seconds] = RunToEnd(Fill(args, dir), dir + "/log");
     ASSERT_EQ(final_code, 0) << testing::ReadFileOrDie(dir + "/log");
+    // The killed runs' temp files went with the writes that replaced them.
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      EXPECT_FALSE(absl::StrContains(e.path().filename().string(), ".tmp."))
+          << c.name << ": " << e.path() << " left behind";
+    }
     for (const std::string& f : c.outputs) {
       EXPECT_EQ(Stable(testing::ReadFileOrDie(dir + "/" + f)),
                 Stable(testing::ReadFileOrDie(ref + "/" + f)))
