@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
@@ -63,10 +64,6 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 std::string HostName() {
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "localhost";
@@ -86,11 +83,8 @@ void RemoveStaleTemps(const std::string& path, const std::string& host) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) {
-      continue;
-    }
-    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    int pid = 0;
+    if (!absl::SimpleAtoi(absl::string_view(name).substr(prefix.size()), &pid)) continue;
     if (pid <= 0 || pid == ::getpid()) continue;
     if (::kill(pid, 0) != 0 && errno == ESRCH) {
       std::error_code ignored;
